@@ -1,0 +1,1 @@
+"""Adapters: infrastructure implementations of the ports, and the inbound transports."""

@@ -1,0 +1,108 @@
+"""Choose one SQLite build per process that can load sqlite-vec, and open files safely.
+
+Many Python builds (pyenv's among them) compile the stdlib `sqlite3` without
+`enable_load_extension`, so sqlite-vec cannot load there. We then use `sqlean.py`, a SQLite
+build from PyPI with extension loading and FTS5. Two different SQLite builds in one process
+have been seen to crash it, so the choice is made once, without importing the stdlib module
+when the interpreter says it was built without loadable extensions.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+import sys
+import sysconfig
+import threading
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+_lock = threading.Lock()
+_chosen: ModuleType | None = None
+
+
+class SqliteUnavailableError(RuntimeError):
+    """No SQLite build in this process can load sqlite-vec with FTS5."""
+
+
+def _stdlib_supports_extensions() -> bool:
+    module = sys.modules.get("sqlite3")
+    if module is not None:
+        return hasattr(module.Connection, "enable_load_extension")
+    args = str(sysconfig.get_config_var("CONFIG_ARGS") or "")
+    if "--enable-loadable-sqlite-extensions" in args:
+        return True
+    if sysconfig.get_config_var("CONFIG_ARGS") is None:  # e.g. Windows: no configure args
+        import sqlite3
+
+        return hasattr(sqlite3.Connection, "enable_load_extension")
+    return False
+
+
+def sqlite_module() -> ModuleType:
+    """The DB-API module this process uses for every store (chosen once)."""
+    global _chosen
+    if _chosen is None:
+        with _lock:
+            if _chosen is None:
+                if _stdlib_supports_extensions():
+                    import sqlite3 as module
+                else:
+                    try:
+                        import sqlean as module  # type: ignore[import-untyped,no-redef]
+                    except ImportError as exc:  # pragma: no cover - a declared dependency
+                        raise SqliteUnavailableError(
+                            "This Python's sqlite3 cannot load extensions and sqlean.py is "
+                            "missing: run `pip install sqlean.py`."
+                        ) from exc
+                _chosen = module
+    return _chosen
+
+
+def driver_name() -> str:
+    return sqlite_module().__name__.split(".")[0]
+
+
+def load_vector_extension(conn: Any) -> str:
+    """Load sqlite-vec into a connection and return its version; fails loudly, never degrades."""
+    import sqlite_vec
+
+    try:
+        conn.enable_load_extension(True)
+        sqlite_vec.load(conn)
+        conn.enable_load_extension(False)
+        version = conn.execute("SELECT vec_version()").fetchone()[0]
+    except Exception as exc:
+        raise SqliteUnavailableError(
+            f"sqlite-vec could not be loaded with {driver_name()}: {exc}. Reinstall with "
+            "`pip install --force-reinstall sqlite-vec sqlean.py`."
+        ) from exc
+    return str(version)
+
+
+PRIVATE_FILE = stat.S_IRUSR | stat.S_IWUSR
+PRIVATE_DIR = stat.S_IRWXU
+
+
+def prepare_private_file(path: Path) -> None:
+    """Create the folder (0700) and an empty database file (0600); tighten an existing one."""
+    if not path.parent.exists():
+        path.parent.mkdir(parents=True, mode=PRIVATE_DIR, exist_ok=True)
+    if not path.exists():
+        fd = os.open(path, os.O_CREAT | os.O_WRONLY, PRIVATE_FILE)
+        os.close(fd)
+    tighten(path)
+
+
+def tighten(path: Path) -> None:
+    """Make the database and its -wal/-shm companions owner-only when others can read them."""
+    if os.name != "posix":
+        return
+    for candidate in (path, Path(f"{path}-wal"), Path(f"{path}-shm")):
+        try:
+            mode = candidate.stat().st_mode
+        except FileNotFoundError:
+            continue
+        if mode & (stat.S_IRWXG | stat.S_IRWXO):
+            os.chmod(candidate, PRIVATE_FILE)

@@ -1,0 +1,306 @@
+"""SQLite store: memories, FTS5 BM25 keyword index and sqlite-vec cosine ranking in one file."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+from tinycontext.domain.errors import MemoryAlreadySupersededError
+from tinycontext.domain.listing import ListQuery
+from tinycontext.domain.memory import Memory, format_timestamp, ref_of
+from tinycontext.domain.text import searchable_text
+from tinycontext.ports.embedder import Vector
+from tinycontext.ports.store import NewMemory, Page, Scope, Scored, Store
+
+from .sqlite_connection import ConnectionPool
+
+COLUMNS = (
+    "m.id, m.content, m.kind, m.session_id, m.created_at, m.content_tokens, m.recall_count, "
+    "m.last_recalled_at, m.superseded_by, m.superseded_at, m.supersedes, m.embedding_model"
+)
+# Exact cosine is computed on this many sign-bit candidates per query; below it every
+# in-scope vector is scored exactly, so small stores are ranked exactly.
+MIN_RERANK = 800
+RERANK_FACTOR = 4
+
+
+def _memory(row: Sequence[Any]) -> Memory:
+    return Memory(*row[:12])
+
+
+def _phrase(group: Sequence[str], prefix: bool = False) -> str:
+    # Tokens hold only letters and digits (domain.text), so quoting cannot be broken out of.
+    text = '"' + " ".join(t.replace('"', "") for t in group) + '"'
+    return text + "*" if prefix else text
+
+
+def fts_any(groups: Sequence[Sequence[str]]) -> str:
+    return " OR ".join(_phrase(g) for g in groups if g)
+
+
+def fts_all_last_prefix(groups: Sequence[Sequence[str]]) -> str:
+    parts = [_phrase(g) for g in groups[:-1] if g]
+    if groups and groups[-1]:
+        parts.append(_phrase(groups[-1], prefix=True))
+    return " ".join(parts)
+
+
+def _scope_sql(scope: Scope, alias: str) -> tuple[str, list[Any]]:
+    sql, params = f" AND {alias}.kind = ?", [scope.kind]
+    if scope.session_id is not None:
+        sql += f" AND {alias}.session_id = ?"
+        params.append(scope.session_id)
+    elif scope.exact:
+        sql += f" AND {alias}.session_id IS NULL"
+    return sql, params
+
+
+def _ceil_second(moment: datetime) -> str:
+    if moment.microsecond:
+        moment = moment.replace(microsecond=0) + timedelta(seconds=1)
+    return format_timestamp(moment)
+
+
+class SqliteStore(Store):
+    """The default store. Thread-safe: each thread gets its own connection."""
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+        self._pool = ConnectionPool(self.path)
+
+    # -- helpers -------------------------------------------------------------------------
+    def _model_id(self, conn: Any, key: str) -> int:
+        # Not cached: a rolled-back transaction would leave a cached id with no row behind it.
+        conn.execute("INSERT OR IGNORE INTO embedding_models(key) VALUES (?)", (key,))
+        return int(conn.execute("SELECT id FROM embedding_models WHERE key = ?", (key,)).fetchone()[0])
+
+    def _index_vector(self, conn: Any, seq: int, memory: Memory, vector: Vector) -> None:
+        model_id = self._model_id(conn, memory.embedding_model or "")
+        conn.execute(
+            "INSERT OR REPLACE INTO vector_index(seq, model_id, kind, session_id, bits) "
+            "VALUES (?, ?, ?, ?, vec_quantize_binary(?))",
+            (seq, model_id, memory.kind, memory.session_id, vector),
+        )
+
+    def _insert(self, conn: Any, item: NewMemory) -> None:
+        m = item.memory
+        cur = conn.execute(
+            "INSERT INTO memories(id, ref, content, kind, session_id, created_at, content_tokens,"
+            " recall_count, last_recalled_at, superseded_by, superseded_at, supersedes,"
+            " embedding, embedding_model) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            (
+                m.id, ref_of(m.id), m.content, m.kind, m.session_id, m.created_at,
+                m.content_tokens, m.recall_count, m.last_recalled_at, m.superseded_by,
+                m.superseded_at, m.supersedes, item.vector,
+                m.embedding_model if item.vector is not None else None,
+            ),
+        )
+        seq = cur.lastrowid
+        conn.execute(
+            "INSERT INTO memory_fts(rowid, terms) VALUES (?, ?)", (seq, searchable_text(m.content))
+        )
+        if item.vector is not None and m.superseded_by is None:
+            self._index_vector(conn, seq, m, item.vector)
+        if m.session_id is not None:
+            conn.execute("INSERT OR IGNORE INTO sessions(session_id) VALUES (?)", (m.session_id,))
+
+    # -- Store port ----------------------------------------------------------------------
+    def add(self, items: Sequence[NewMemory]) -> None:
+        with self._pool.write() as conn:
+            for item in items:
+                self._insert(conn, item)
+
+    def find(self, key: str, is_ref: bool) -> list[Memory]:
+        column = "ref" if is_ref else "id"
+        rows = self._pool.read(
+            f"SELECT {COLUMNS} FROM memories m WHERE m.{column} = ? ORDER BY m.seq", (key,)
+        )
+        return [_memory(r) for r in rows]
+
+    def keyword_search(
+        self, groups: Sequence[Sequence[str]], scope: Scope, limit: int
+    ) -> list[Scored]:
+        match = fts_any(groups)
+        if not match:
+            return []
+        where, params = _scope_sql(scope, "m")
+        rows = self._pool.read(
+            f"SELECT {COLUMNS}, -bm25(memory_fts) AS score FROM memory_fts "
+            "JOIN memories m ON m.seq = memory_fts.rowid "
+            f"WHERE memory_fts MATCH ? AND m.superseded_by IS NULL{where} "
+            "ORDER BY bm25(memory_fts), m.created_at DESC, m.id LIMIT ?",
+            [match, *params, limit],
+        )
+        return [Scored(_memory(r), float(r[12])) for r in rows]
+
+    def nearest(self, vector: Vector, model_key: str, scope: Scope, limit: int) -> list[Scored]:
+        model_row = self._pool.read("SELECT id FROM embedding_models WHERE key = ?", (model_key,))
+        if not model_row:
+            return []
+        where, params = _scope_sql(scope, "v")
+        # Stage 1: Hamming distance on sign bits picks a bounded candidate set in C.
+        # Stage 2: exact cosine (sqlite-vec) on those rows' float32 vectors.
+        rows = self._pool.read(
+            "WITH candidates AS (SELECT v.seq FROM vector_index v WHERE v.model_id = ?"
+            f"{where} ORDER BY vec_distance_hamming(vec_bit(v.bits), vec_bit(?)) LIMIT ?) "
+            f"SELECT {COLUMNS}, 1.0 - vec_distance_cosine(m.embedding, ?) AS similarity "
+            "FROM candidates c JOIN memories m ON m.seq = c.seq "
+            "ORDER BY similarity DESC, m.created_at DESC, m.id LIMIT ?",
+            [
+                model_row[0][0], *params, self._bits(vector),
+                max(MIN_RERANK, RERANK_FACTOR * limit), vector, limit,
+            ],
+        )
+        return [Scored(_memory(r), float(r[12])) for r in rows]
+
+    def _bits(self, vector: Vector) -> bytes:
+        return bytes(self._pool.read("SELECT vec_quantize_binary(?)", (vector,))[0][0])
+
+    def browse(self, query: ListQuery) -> Page:
+        joins, where, params = "", " WHERE m.superseded_by IS NULL", []  # type: list[Any]
+        params = []
+        if query.search:
+            joins = " JOIN memory_fts ON memory_fts.rowid = m.seq"
+            where += " AND memory_fts MATCH ?"
+            params.append(fts_all_last_prefix(query.search))
+        if query.session_id is not None:
+            where += " AND m.session_id = ?"
+            params.append(query.session_id)
+        if query.kind is not None:
+            where += " AND m.kind = ?"
+            params.append(query.kind)
+        if query.since is not None:
+            where += " AND m.created_at >= ?"
+            params.append(_ceil_second(query.since))
+        if query.until is not None:
+            where += " AND m.created_at <= ?"
+            params.append(format_timestamp(query.until))
+        order = {
+            "recent": "m.created_at DESC, m.seq DESC",
+            "stale": "m.recall_count ASC, m.last_recalled_at ASC, m.created_at ASC, m.seq ASC",
+            "relevance": "bm25(memory_fts), m.created_at DESC, m.seq DESC",
+        }[query.sort]
+        score = "-bm25(memory_fts)" if query.search else "NULL"
+        total = self._pool.read(f"SELECT count(*) FROM memories m{joins}{where}", params)[0][0]
+        rows = self._pool.read(
+            f"SELECT {COLUMNS}, {score} FROM memories m{joins}{where} ORDER BY {order} "
+            "LIMIT ? OFFSET ?",
+            [*params, query.limit, query.offset],
+        )
+        return Page(
+            [Scored(_memory(r), float(r[12]) if r[12] is not None else 0.0) for r in rows],
+            int(total),
+        )
+
+    def session_exists(self, session_id: str) -> bool:
+        return bool(
+            self._pool.read("SELECT 1 FROM sessions WHERE session_id = ?", (session_id,))
+        )
+
+    def mark_recalled(self, memory_ids: Sequence[str], at: str) -> None:
+        if not memory_ids:
+            return
+        with self._pool.write() as conn:
+            conn.executemany(
+                "UPDATE memories SET recall_count = recall_count + 1, last_recalled_at = ? "
+                "WHERE id = ?",
+                [(at, memory_id) for memory_id in memory_ids],
+            )
+
+    def supersede(self, old_id: str, new: NewMemory, at: str) -> None:
+        with self._pool.write() as conn:
+            cur = conn.execute(
+                "UPDATE memories SET superseded_by = ?, superseded_at = ? "
+                "WHERE id = ? AND superseded_by IS NULL",
+                (new.memory.id, at, old_id),
+            )
+            if cur.rowcount != 1:
+                raise MemoryAlreadySupersededError(
+                    f"Memory {ref_of(old_id)} was replaced meanwhile; update the newer version."
+                )
+            conn.execute(
+                "DELETE FROM vector_index WHERE seq = (SELECT seq FROM memories WHERE id = ?)",
+                (old_id,),
+            )
+            self._insert(conn, new)
+
+    def delete(self, memory_id: str, predecessor_id: str | None, successor_id: str | None) -> None:
+        with self._pool.write() as conn:
+            row = conn.execute("SELECT seq FROM memories WHERE id = ?", (memory_id,)).fetchone()
+            if row is None:
+                return
+            seq = row[0]
+            conn.execute("DELETE FROM memory_fts WHERE rowid = ?", (seq,))
+            conn.execute("DELETE FROM vector_index WHERE seq = ?", (seq,))
+            conn.execute("DELETE FROM memories WHERE seq = ?", (seq,))
+            if predecessor_id is None:
+                return
+            if successor_id is not None:
+                conn.execute(
+                    "UPDATE memories SET superseded_by = ? WHERE id = ?",
+                    (successor_id, predecessor_id),
+                )
+                conn.execute(
+                    "UPDATE memories SET supersedes = ? WHERE id = ?", (predecessor_id, successor_id)
+                )
+                return
+            conn.execute(
+                "UPDATE memories SET superseded_by = NULL, superseded_at = NULL WHERE id = ?",
+                (predecessor_id,),
+            )
+            back = conn.execute(
+                f"SELECT {COLUMNS}, m.seq, m.embedding FROM memories m WHERE m.id = ?",
+                (predecessor_id,),
+            ).fetchone()
+            if back is not None and back[13] is not None:
+                self._index_vector(conn, back[12], _memory(back), back[13])
+
+    def pending_embeddings(self, model_key: str, limit: int) -> list[Memory]:
+        rows = self._pool.read(
+            f"SELECT {COLUMNS} FROM memories m WHERE m.embedding_model IS NULL "
+            "OR m.embedding_model <> ? ORDER BY m.seq LIMIT ?",
+            (model_key, limit),
+        )
+        return [_memory(r) for r in rows]
+
+    def count_pending_embeddings(self, model_key: str) -> int:
+        return int(
+            self._pool.read(
+                "SELECT count(*) FROM memories WHERE embedding_model IS NULL "
+                "OR embedding_model <> ?",
+                (model_key,),
+            )[0][0]
+        )
+
+    def set_embeddings(self, vectors: Sequence[tuple[str, Vector]], model_key: str) -> None:
+        with self._pool.write() as conn:
+            for memory_id, vector in vectors:
+                conn.execute(
+                    "UPDATE memories SET embedding = ?, embedding_model = ? WHERE id = ?",
+                    (vector, model_key, memory_id),
+                )
+                row = conn.execute(
+                    f"SELECT {COLUMNS}, m.seq FROM memories m WHERE m.id = ?", (memory_id,)
+                ).fetchone()
+                if row is not None and row[8] is None:
+                    self._index_vector(conn, row[12], _memory(row), vector)
+
+    def close(self) -> None:
+        self._pool.close()
+
+    # -- diagnostics ---------------------------------------------------------------------
+    def diagnostics(self) -> dict[str, Any]:
+        """Driver, SQLite, sqlite-vec and FTS5 facts for `doctor` and tests."""
+        from .sqlite_driver import driver_name
+
+        conn = self._pool.connection()
+        return {
+            "driver": driver_name(),
+            "sqlite_version": conn.execute("SELECT sqlite_version()").fetchone()[0],
+            "sqlite_vec_version": self._pool.vec_version,
+            "fts5": bool(conn.execute(
+                "SELECT 1 FROM sqlite_master WHERE name = 'memory_fts'").fetchone()),
+            "schema_version": conn.execute("PRAGMA user_version").fetchone()[0],
+        }

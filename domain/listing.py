@@ -1,0 +1,98 @@
+"""Validation and presentation rules of list_memories."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+
+from .errors import InvalidRequestError, InvalidSortError, RecallBudgetError
+from .memory import check_kind, parse_instant
+from .text import keyword_groups
+
+SORTS = ("recent", "stale", "relevance")
+MAX_LIMIT = 200
+MAX_SEARCH_CHARS = 200
+PREVIEW_CHARS = 200
+
+
+@dataclass(frozen=True, slots=True)
+class ListQuery:
+    """A validated browse request; `search` is keyword groups, all required, last one a prefix."""
+
+    session_id: str | None
+    kind: str | None
+    since: datetime | None
+    until: datetime | None
+    limit: int
+    offset: int
+    sort: str
+    search: tuple[tuple[str, ...], ...]
+
+
+def _whole_number(value: object, field: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise InvalidRequestError(f"{field} must be a whole number.")
+    return value
+
+
+def build_list_query(
+    session_id: str | None,
+    kind: object,
+    since: object,
+    until: object,
+    limit: object,
+    offset: object,
+    sort: object,
+    search: object,
+) -> ListQuery:
+    """Check every list parameter; errors name the parameter and the fix."""
+    used_limit = 20 if limit is None else _whole_number(limit, "limit")
+    used_offset = 0 if offset is None else _whole_number(offset, "offset")
+    if used_limit < 1:
+        raise RecallBudgetError("limit must be at least 1.")
+    if used_offset < 0:
+        raise RecallBudgetError("offset must be 0 or more.")
+    groups: tuple[tuple[str, ...], ...] = ()
+    if search is not None:
+        if not isinstance(search, str):
+            raise InvalidRequestError("search must be a string of keywords.")
+        if len(search) > MAX_SEARCH_CHARS:
+            raise InvalidRequestError(
+                f"search is {len(search)} characters; keep it to {MAX_SEARCH_CHARS} "
+                "(a few keywords)."
+            )
+        groups = tuple(tuple(g) for g in keyword_groups(search))
+    searching = search is not None and bool(search.strip())  # type: ignore[union-attr]
+    if searching and not groups:
+        raise InvalidRequestError("search has no letters or digits to match; pass keywords.")
+    if sort is None:
+        sort = "relevance" if searching else "recent"
+    if not isinstance(sort, str) or sort not in SORTS:
+        raise InvalidSortError(f"sort must be one of {', '.join(SORTS)}, got {sort!r}.")
+    if sort == "relevance" and not searching:
+        raise InvalidSortError("sort 'relevance' needs search keywords; use 'recent' or 'stale'.")
+    start = parse_instant(since, field="since")
+    end = parse_instant(until, field="until", end_of_day=True)
+    if start and end and start > end:
+        raise InvalidRequestError("since is after until; swap them or widen the range.")
+    return ListQuery(
+        session_id=session_id,
+        kind=None if kind is None else check_kind(kind),
+        since=start,
+        until=end,
+        limit=min(used_limit, MAX_LIMIT),
+        offset=used_offset,
+        sort=sort,
+        search=groups,
+    )
+
+
+def preview(content: str) -> tuple[str, bool]:
+    """About 200 characters, cut at a word boundary where one is near."""
+    if len(content) <= PREVIEW_CHARS:
+        return content, False
+    cut = content[:PREVIEW_CHARS]
+    space = cut.rfind(" ")
+    if space >= PREVIEW_CHARS - 40:
+        cut = cut[:space]
+    return cut.rstrip() + "…", True

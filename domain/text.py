@@ -1,0 +1,93 @@
+"""Word-level text normalisation shared by keyword search and dedup.
+
+FTS5's unicode61 tokenizer splits on spaces and punctuation, which leaves a run of Chinese or
+Japanese characters as one giant token and drops emoji entirely. We index a rewritten copy of
+each memory in which every CJK character stands alone and every emoji becomes a plain word, and
+rewrite queries the same way, so both scripts match by keyword.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+
+_WORD = re.compile(r"[^\W_]+(?:[.'’-][^\W_]+)*", re.UNICODE)
+_SPLIT_WORD = re.compile(r"[^\W_]+", re.UNICODE)
+
+# Too common to say anything about relevance; dropped from recall queries only (list search
+# keeps every word the user typed, as it is a filter).
+STOPWORDS = frozenset(
+    """a about above after again all also am an and any are as at be because been before being
+    below between both but by can could did do does doing down during each few for from further
+    had has have having he her here hers herself him himself his how i if in into is it its
+    itself just me more most my myself no nor not now of off on once only or other our ours
+    ourselves out over own same she should so some such than that the their theirs them
+    themselves then there these they this those through to too under until up very was we were
+    what when where which while who whom why will with would you your yours yourself
+    yourselves""".split()
+)
+
+
+def _is_cjk(ch: str) -> bool:
+    code = ord(ch)
+    return (
+        0x3040 <= code <= 0x30FF  # hiragana, katakana
+        or 0x3400 <= code <= 0x4DBF
+        or 0x4E00 <= code <= 0x9FFF
+        or 0xAC00 <= code <= 0xD7AF  # hangul syllables
+        or 0xF900 <= code <= 0xFAFF
+        or 0x20000 <= code <= 0x2FA1F
+    )
+
+
+def _is_symbol_word(ch: str) -> bool:
+    # Emoji and pictographs: category So above the Latin ranges.
+    return ord(ch) > 0x2000 and unicodedata.category(ch) == "So"
+
+
+def searchable_text(text: str) -> str:
+    """Rewrite text for the keyword index: NFKC, CJK characters spaced, emoji as words."""
+    out: list[str] = []
+    for ch in unicodedata.normalize("NFKC", text):
+        if _is_cjk(ch):
+            out.append(f" {ch} ")
+        elif _is_symbol_word(ch):
+            out.append(f" emoji{ord(ch):x} ")
+        else:
+            out.append(ch)
+    return "".join(out)
+
+
+def keyword_groups(text: str) -> list[list[str]]:
+    """Query words as groups of index tokens; a CJK word becomes a phrase of its characters."""
+    groups: list[list[str]] = []
+    for word in searchable_text(text).split():
+        parts = [p.casefold() for p in _SPLIT_WORD.findall(word)]
+        if parts:
+            groups.append(parts)
+    return groups
+
+
+def recall_terms(query: str) -> list[list[str]]:
+    """Keyword groups for recall: stopwords dropped unless nothing else is left, de-duplicated."""
+    groups = keyword_groups(query)
+    seen: set[tuple[str, ...]] = set()
+    unique: list[list[str]] = []
+    for group in groups:
+        key = tuple(group)
+        if key not in seen:
+            seen.add(key)
+            unique.append(group)
+    content = [g for g in unique if not (len(g) == 1 and g[0] in STOPWORDS)]
+    return content or unique
+
+
+def informative_tokens(text: str) -> frozenset[str]:
+    """The normalised words of a text (numbers, dates, versions and names included)."""
+    normal = unicodedata.normalize("NFKC", text).casefold()
+    tokens: set[str] = set()
+    for word in _WORD.findall(searchable_text(normal)):
+        tokens.add(word.strip(".'’-"))
+        tokens.update(_SPLIT_WORD.findall(word))
+    tokens.discard("")
+    return frozenset(tokens)

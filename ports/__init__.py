@@ -1,0 +1,1 @@
+"""The engine's ports: small Protocols that adapters and test fakes implement."""

@@ -1,0 +1,112 @@
+"""Store port: durable memories with a keyword index and a cosine-similarity index."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Protocol, runtime_checkable
+
+from tinycontext.domain.listing import ListQuery
+from tinycontext.domain.memory import Memory
+
+from .embedder import Vector
+
+
+@dataclass(frozen=True, slots=True)
+class NewMemory:
+    """A memory to insert, with its vector and the key of the model that made it."""
+
+    memory: Memory
+    vector: Vector | None
+
+
+@dataclass(frozen=True, slots=True)
+class Scope:
+    """Live (not superseded) memories of one kind in one session.
+
+    `session_id` None with `exact` False means every session (recall without a session);
+    with `exact` True it means only memories saved without a session (dedup's scope).
+    """
+
+    kind: str
+    session_id: str | None = None
+    exact: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Scored:
+    """A memory and a retriever's score for it (BM25: higher is better; dense: cosine)."""
+
+    memory: Memory
+    score: float
+
+
+@dataclass(frozen=True, slots=True)
+class Page:
+    memories: list[Scored]
+    total_count: int
+
+
+@runtime_checkable
+class Store(Protocol):
+    """Every read of ranked or scoped data is bounded: no method returns the whole store.
+
+    Ties are broken by newer first, then id. Dense search only sees vectors made by
+    `model_key`. Twelve methods, but one cohesive job: splitting them would only scatter
+    the transactions that must stay atomic (supersede, delete with chain repair).
+    """
+
+    def add(self, items: Sequence[NewMemory]) -> None:
+        """Insert memories atomically (all or none); records their session as used."""
+        ...
+
+    def find(self, key: str, is_ref: bool) -> list[Memory]:
+        """Memories whose id equals `key`, or whose ref equals it (several on a ref clash)."""
+        ...
+
+    def keyword_search(
+        self, groups: Sequence[Sequence[str]], scope: Scope, limit: int
+    ) -> list[Scored]:
+        """Live memories in scope matching ANY group (a group is a phrase), best BM25 first."""
+        ...
+
+    def nearest(self, vector: Vector, model_key: str, scope: Scope, limit: int) -> list[Scored]:
+        """Live memories in scope by cosine similarity to `vector`, closest first."""
+        ...
+
+    def browse(self, query: ListQuery) -> Page:
+        """A page of live memories for list_memories; with search, all groups must match and
+        the last one may be a prefix; score is the BM25 score when searching."""
+        ...
+
+    def session_exists(self, session_id: str) -> bool:
+        """Whether any save ever used this session id."""
+        ...
+
+    def mark_recalled(self, memory_ids: Sequence[str], at: str) -> None:
+        """recall_count += 1 and last_recalled_at = at for each id."""
+        ...
+
+    def supersede(self, old_id: str, new: NewMemory, at: str) -> None:
+        """Insert `new` and mark `old_id` superseded by it, atomically."""
+        ...
+
+    def delete(self, memory_id: str, predecessor_id: str | None, successor_id: str | None) -> None:
+        """Remove a memory for good; re-point `predecessor_id` at `successor_id` (None = live)."""
+        ...
+
+    def pending_embeddings(self, model_key: str, limit: int) -> list[Memory]:
+        """Memories whose vector is missing or was made by another model (any lifecycle)."""
+        ...
+
+    def count_pending_embeddings(self, model_key: str) -> int:
+        """How many memories `pending_embeddings` would eventually return."""
+        ...
+
+    def set_embeddings(self, vectors: Sequence[tuple[str, Vector]], model_key: str) -> None:
+        """Store re-made vectors by memory id (ids deleted meanwhile are ignored)."""
+        ...
+
+    def close(self) -> None:
+        """Release connections and files; the store may be reopened by using it again."""
+        ...

@@ -1,0 +1,273 @@
+"""Deterministic fakes of the four ports. They pass the same contract suites as the adapters."""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import threading
+from array import array
+from collections.abc import Sequence
+from dataclasses import replace
+from datetime import UTC, datetime, timedelta
+
+from tinycontext.domain.errors import MemoryAlreadySupersededError
+from tinycontext.domain.listing import ListQuery
+from tinycontext.domain.memory import Memory, format_timestamp, ref_of
+from tinycontext.domain.text import keyword_groups, searchable_text
+from tinycontext.ports.clock import Clock
+from tinycontext.ports.embedder import Embedder, Vector
+from tinycontext.ports.store import NewMemory, Page, Scope, Scored, Store
+from tinycontext.ports.tokenizer import Tokenizer
+
+
+class FixedClock(Clock):
+    """Starts at a fixed instant; `advance` moves it."""
+
+    def __init__(self, start: datetime | None = None) -> None:
+        self.current = start or datetime(2026, 7, 31, 10, 15, tzinfo=UTC)
+
+    def now(self) -> datetime:
+        return self.current
+
+    def advance(self, seconds: float = 1.0) -> None:
+        self.current += timedelta(seconds=seconds)
+
+
+class WordTokenizer(Tokenizer):
+    """One token per whitespace-separated word: easy to reason about in unit tests."""
+
+    name = "words"
+
+    def count(self, text: str) -> int:
+        return len(text.split())
+
+
+class HashEmbedder(Embedder):
+    """Bag of hashed words: texts sharing words are close, unrelated ones near orthogonal."""
+
+    def __init__(self, dimensions: int = 64, key: str = "hash-64") -> None:
+        self._dimensions, self._key = dimensions, key
+        self.calls = 0
+
+    @property
+    def model_key(self) -> str:
+        return self._key
+
+    @property
+    def dimensions(self) -> int:
+        return self._dimensions
+
+    def _one(self, text: str) -> Vector:
+        values = [0.0] * self._dimensions
+        for group in keyword_groups(text) or [["\u2205"]]:
+            for word in group:
+                digest = hashlib.sha256(word.encode()).digest()
+                values[digest[0] % self._dimensions] += 1.0 if digest[1] % 2 else -1.0
+        norm = math.sqrt(sum(v * v for v in values)) or 1.0
+        return array("f", [v / norm for v in values]).tobytes()
+
+    def embed(self, texts: Sequence[str]) -> list[Vector]:
+        self.calls += 1
+        return [self._one(t) for t in texts]
+
+
+def _cosine(a: Vector, b: Vector) -> float:
+    x, y = array("f", a), array("f", b)
+    return float(sum(p * q for p, q in zip(x, y, strict=True)))
+
+
+class InMemoryStore(Store):
+    """A list of rows with a small BM25 of its own; thread-safe through one lock."""
+
+    def __init__(self) -> None:
+        self._rows: dict[str, tuple[int, Memory, Vector | None]] = {}
+        self._sessions: set[str] = set()
+        self._seq = 0
+        self._lock = threading.RLock()
+
+    def _live(self, scope: Scope) -> list[tuple[int, Memory, Vector | None]]:
+        out = []
+        for seq, m, v in self._rows.values():
+            if m.superseded_by is not None or m.kind != scope.kind:
+                continue
+            if scope.session_id is not None and m.session_id != scope.session_id:
+                continue
+            if scope.session_id is None and scope.exact and m.session_id is not None:
+                continue
+            out.append((seq, m, v))
+        return out
+
+    def add(self, items: Sequence[NewMemory]) -> None:
+        with self._lock:
+            for item in items:
+                if item.memory.id in self._rows:
+                    raise ValueError(f"duplicate id {item.memory.id}")
+            for item in items:
+                self._seq += 1
+                memory = item.memory
+                if item.vector is None:
+                    memory = replace(memory, embedding_model=None)
+                self._rows[memory.id] = (self._seq, memory, item.vector)
+                if memory.session_id is not None:
+                    self._sessions.add(memory.session_id)
+
+    def find(self, key: str, is_ref: bool) -> list[Memory]:
+        with self._lock:
+            rows = sorted(self._rows.values(), key=lambda r: r[0])
+            return [m for _, m, _ in rows if (ref_of(m.id) if is_ref else m.id) == key]
+
+    @staticmethod
+    def _tokens(memory: Memory) -> list[str]:
+        return [t for g in keyword_groups(searchable_text(memory.content)) for t in g]
+
+    def _bm25(self, groups: Sequence[Sequence[str]], docs: list[Memory]) -> dict[str, float]:
+        tokenised = {m.id: self._tokens(m) for m in docs}
+        n = len(docs) or 1
+        avg = sum(len(t) for t in tokenised.values()) / n or 1.0
+        scores: dict[str, float] = {}
+        for group in groups:
+            df = sum(1 for t in tokenised.values() if _has_phrase(t, group))
+            idf = math.log((n - df + 0.5) / (df + 0.5) + 1.0)
+            for mid, toks in tokenised.items():
+                tf = _phrase_count(toks, group)
+                if tf:
+                    norm = tf * 2.2 / (tf + 1.2 * (0.25 + 0.75 * len(toks) / avg))
+                    scores[mid] = scores.get(mid, 0.0) + idf * norm
+        return scores
+
+    def keyword_search(
+        self, groups: Sequence[Sequence[str]], scope: Scope, limit: int
+    ) -> list[Scored]:
+        with self._lock:
+            docs = [m for _, m, _ in self._live(scope)]
+            scores = self._bm25([g for g in groups if g], docs)
+            by_id = {m.id: m for m in docs}
+            ordered = sorted(
+                scores.items(), key=lambda kv: (-kv[1], _desc(by_id[kv[0]].created_at), kv[0])
+            )
+            return [Scored(by_id[mid], s) for mid, s in ordered[:limit]]
+
+    def nearest(self, vector: Vector, model_key: str, scope: Scope, limit: int) -> list[Scored]:
+        with self._lock:
+            hits = [
+                Scored(m, _cosine(vector, v))
+                for _, m, v in self._live(scope)
+                if v is not None and m.embedding_model == model_key
+            ]
+            hits.sort(key=lambda s: (-s.score, _desc(s.memory.created_at), s.memory.id))
+            return hits[:limit]
+
+    def browse(self, query: ListQuery) -> Page:
+        with self._lock:
+            rows = [
+                (seq, m) for seq, m, _ in self._rows.values()
+                if m.superseded_by is None
+                and (query.session_id is None or m.session_id == query.session_id)
+                and (query.kind is None or m.kind == query.kind)
+                and (query.since is None or m.created_at >= _ceil(query.since))
+                and (query.until is None or m.created_at <= format_timestamp(query.until))
+            ]
+            scores: dict[str, float] = {}
+            if query.search:
+                rows = [(s, m) for s, m in rows if _matches_all(self._tokens(m), query.search)]
+                scores = self._bm25(query.search[:-1], [m for _, m in rows])
+                last = self._bm25([query.search[-1]], [m for _, m in rows])
+                for mid, value in last.items():
+                    scores[mid] = scores.get(mid, 0.0) + value
+            if query.sort == "recent":
+                rows.sort(key=lambda r: (r[1].created_at, r[0]), reverse=True)
+            elif query.sort == "stale":
+                rows.sort(
+                    key=lambda r: (
+                        r[1].recall_count, r[1].last_recalled_at or "", r[1].created_at, r[0]
+                    )
+                )
+            else:
+                rows.sort(key=lambda r: (-scores.get(r[1].id, 0.0), _desc(r[1].created_at), -r[0]))
+            window = rows[query.offset : query.offset + query.limit]
+            return Page([Scored(m, scores.get(m.id, 0.0)) for _, m in window], len(rows))
+
+    def session_exists(self, session_id: str) -> bool:
+        with self._lock:
+            return session_id in self._sessions
+
+    def mark_recalled(self, memory_ids: Sequence[str], at: str) -> None:
+        with self._lock:
+            for mid in memory_ids:
+                seq, m, v = self._rows[mid]
+                self._rows[mid] = (
+                    seq, replace(m, recall_count=m.recall_count + 1, last_recalled_at=at), v
+                )
+
+    def supersede(self, old_id: str, new: NewMemory, at: str) -> None:
+        with self._lock:
+            seq, old, v = self._rows[old_id]
+            if old.superseded_by is not None:
+                raise MemoryAlreadySupersededError(f"Memory {old.ref} was replaced meanwhile.")
+            self._rows[old_id] = (seq, replace(old, superseded_by=new.memory.id, superseded_at=at), v)
+            self.add([new])
+
+    def delete(self, memory_id: str, predecessor_id: str | None, successor_id: str | None) -> None:
+        with self._lock:
+            if self._rows.pop(memory_id, None) is None or predecessor_id is None:
+                return
+            seq, pred, v = self._rows[predecessor_id]
+            if successor_id is None:
+                self._rows[predecessor_id] = (
+                    seq, replace(pred, superseded_by=None, superseded_at=None), v
+                )
+            else:
+                self._rows[predecessor_id] = (seq, replace(pred, superseded_by=successor_id), v)
+                sseq, succ, sv = self._rows[successor_id]
+                self._rows[successor_id] = (sseq, replace(succ, supersedes=predecessor_id), sv)
+
+    def pending_embeddings(self, model_key: str, limit: int) -> list[Memory]:
+        with self._lock:
+            rows = sorted(self._rows.values(), key=lambda r: r[0])
+            return [m for _, m, _ in rows if m.embedding_model != model_key][:limit]
+
+    def count_pending_embeddings(self, model_key: str) -> int:
+        with self._lock:
+            return sum(1 for _, m, _ in self._rows.values() if m.embedding_model != model_key)
+
+    def set_embeddings(self, vectors: Sequence[tuple[str, Vector]], model_key: str) -> None:
+        with self._lock:
+            for mid, vector in vectors:
+                if mid in self._rows:
+                    seq, m, _ = self._rows[mid]
+                    self._rows[mid] = (seq, replace(m, embedding_model=model_key), vector)
+
+    def close(self) -> None:
+        pass
+
+
+def _desc(text: str) -> str:
+    # Sort key that orders ISO timestamps newest first inside an ascending sort.
+    return "".join(chr(0x10FFFF - ord(c)) for c in text)
+
+
+def _ceil(moment: datetime) -> str:
+    if moment.microsecond:
+        moment = moment.replace(microsecond=0) + timedelta(seconds=1)
+    return format_timestamp(moment)
+
+
+def _phrase_count(tokens: list[str], phrase: Sequence[str], prefix: bool = False) -> int:
+    n = len(phrase)
+    count = 0
+    for i in range(len(tokens) - n + 1):
+        head, last = tokens[i : i + n - 1], tokens[i + n - 1]
+        if list(head) == list(phrase[:-1]) and (
+            last.startswith(phrase[-1]) if prefix else last == phrase[-1]
+        ):
+            count += 1
+    return count
+
+
+def _has_phrase(tokens: list[str], phrase: Sequence[str]) -> bool:
+    return _phrase_count(tokens, phrase) > 0
+
+
+def _matches_all(tokens: list[str], groups: Sequence[Sequence[str]]) -> bool:
+    *rest, last = groups
+    return all(_has_phrase(tokens, g) for g in rest) and _phrase_count(tokens, last, True) > 0

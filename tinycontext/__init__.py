@@ -1,0 +1,51 @@
+"""TinyContext: token-light, local-first memory for AI agents.
+
+The public API is imported lazily so that `import tinycontext` stays fast: nothing heavy
+(pydantic, onnxruntime, SQLite extensions) loads until a name is used.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+__version__ = "0.1.0"
+
+_EXPORTS = {
+    "MemoryInput": "tinycontext.domain.memory",
+    "TinyContextError": "tinycontext.domain.errors",
+    "TinyContextConfig": "tinycontext.config",
+    "MemoryService": "tinycontext.service",
+    "build_service": "tinycontext.api",
+    "save_memories": "tinycontext.api",
+    "recall_memories": "tinycontext.api",
+    "list_memories": "tinycontext.api",
+    "get_memory": "tinycontext.api",
+    "update_memory": "tinycontext.api",
+    "delete_memory": "tinycontext.api",
+}
+
+__all__ = sorted(_EXPORTS)
+
+if TYPE_CHECKING:
+    from tinycontext.api import (
+        build_service,
+        delete_memory,
+        get_memory,
+        list_memories,
+        recall_memories,
+        save_memories,
+        update_memory,
+    )
+    from tinycontext.config import TinyContextConfig
+    from tinycontext.domain.errors import TinyContextError
+    from tinycontext.domain.memory import MemoryInput
+    from tinycontext.service import MemoryService
+
+
+def __getattr__(name: str) -> Any:
+    module_name = _EXPORTS.get(name)
+    if module_name is None:
+        raise AttributeError(f"module 'tinycontext' has no attribute {name!r}")
+    import importlib
+
+    return getattr(importlib.import_module(module_name), name)

@@ -1,0 +1,90 @@
+"""The Python API of SPEC section 2: module-level functions over one service per config."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+from typing import Any
+
+from tinycontext.config import TinyContextConfig
+from tinycontext.container import build_service
+from tinycontext.domain.memory import MemoryInput
+from tinycontext.service import MemoryService
+
+__all__ = [
+    "build_service", "save_memories", "recall_memories", "list_memories", "get_memory",
+    "update_memory", "delete_memory", "service_for", "close_all",
+]
+
+_lock = threading.Lock()
+_services: dict[TinyContextConfig, MemoryService] = {}
+
+
+def service_for(config: TinyContextConfig | None = None) -> MemoryService:
+    """The process's service for this config (built once; no config = the defaults)."""
+    key = config or TinyContextConfig()
+    with _lock:
+        service = _services.get(key)
+        if service is None:
+            service = build_service(key)
+            _services[key] = service
+        return service
+
+
+def close_all() -> None:
+    """Close every service the module-level functions opened."""
+    with _lock:
+        for service in _services.values():
+            service.close()
+        _services.clear()
+
+
+def save_memories(
+    memories: Sequence[MemoryInput | dict[str, Any]],
+    session_id: str | None = None,
+    *,
+    config: TinyContextConfig | None = None,
+) -> dict[str, Any]:
+    return service_for(config).save_memories(memories, session_id)
+
+
+def recall_memories(
+    query: str | None = None,
+    session_id: str | None = None,
+    max_tokens: int | None = None,
+    top_k: int | None = None,
+    *,
+    config: TinyContextConfig | None = None,
+) -> dict[str, Any]:
+    return service_for(config).recall_memories(query, session_id, max_tokens, top_k)
+
+
+def list_memories(
+    session_id: str | None = None,
+    kind: str | None = None,
+    since: str | None = None,
+    until: str | None = None,
+    limit: int | None = 20,
+    offset: int | None = 0,
+    sort: str | None = None,
+    search: str | None = None,
+    *,
+    config: TinyContextConfig | None = None,
+) -> dict[str, Any]:
+    return service_for(config).list_memories(
+        session_id, kind, since, until, limit, offset, sort, search
+    )
+
+
+def get_memory(memory_id: str, *, config: TinyContextConfig | None = None) -> dict[str, Any]:
+    return service_for(config).get_memory(memory_id)
+
+
+def update_memory(
+    memory_id: str, content: str, *, config: TinyContextConfig | None = None
+) -> dict[str, Any]:
+    return service_for(config).update_memory(memory_id, content)
+
+
+def delete_memory(memory_id: str, *, config: TinyContextConfig | None = None) -> dict[str, Any]:
+    return service_for(config).delete_memory(memory_id)

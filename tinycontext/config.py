@@ -1,0 +1,158 @@
+"""Validated, immutable configuration (SPEC section 5).
+
+`TinyContextConfig(...)` built in code never reads the environment. Server processes call
+`load_config()`, which layers `context_config.json` from the per-user config directory and
+then `TINYCONTEXT_*` environment variables (one per key) over the defaults.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from tinycontext.domain.errors import InvalidRequestError
+
+APP_NAME = "tinycontext"
+CONFIG_FILE_NAME = "context_config.json"
+ENV_PREFIX = "TINYCONTEXT_"
+# Environment names read by the transports and hosted mode rather than by the engine config;
+# any other TINYCONTEXT_* name is a typo and is reported.
+OTHER_ENV_NAMES = frozenset(
+    {
+        "HOST", "PORT", "TENANCY", "TENANT_SECRET", "TENANT_STORE_DIR", "TRUSTED_PROXY_CIDRS",
+        "TRUSTED_PROXY_TOKEN", "USER_HEADER", "MANAGEMENT", "MANAGEMENT_TOKEN", "CONFIG_FILE",
+        "LOG_LEVEL", "ALLOWED_HOSTS", "STORE_URL", "MAX_OPEN_STORES",
+    }
+)
+
+
+class ConfigError(InvalidRequestError):
+    """A configuration value or key is wrong; the message names it."""
+
+
+def user_data_dir() -> Path:
+    import platformdirs
+
+    return Path(platformdirs.user_data_dir(APP_NAME, appauthor=False))
+
+
+def user_config_dir() -> Path:
+    import platformdirs
+
+    return Path(platformdirs.user_config_dir(APP_NAME, appauthor=False))
+
+
+class TinyContextConfig(BaseModel):
+    """Every engine setting with its default; frozen once built."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid", validate_default=True)
+
+    memory_db_path: str = Field(default="", description="SQLite file; default: data dir/memories.db")
+    models_dir: str = Field(default="", description="Downloaded models; default: data dir/models")
+    embedding_model: str = Field(default="balanced", min_length=1)
+    embedding_batch_size: int = Field(default=32, ge=1, le=1024)
+    recall_top_k: int = Field(default=10, ge=1, le=1000)
+    recall_max_tokens: int = Field(default=2000, ge=1)
+    profile_max_tokens: int = Field(default=500, ge=0)
+    recall_rrf_cutoff: float = Field(default=0.0, ge=0.0, le=1.0)
+    recall_dense_weight: float = Field(default=0.5, gt=0.0, le=1.0)
+    recall_rrf_k: int = Field(default=60, ge=1)
+    recall_access_weight: float = Field(default=0.0, ge=0.0)
+    dense_query_prefix: str = ""
+    dense_document_prefix: str = ""
+    dedup_similarity_threshold: float = Field(default=0.95, gt=0.0, le=1.0)
+    dedup_review_similarity_threshold: float = Field(default=0.80, gt=0.0, le=1.0)
+    save_length_notice_tokens: int = Field(default=800, ge=1)
+    token_encoding: str = Field(default="o200k_base", pattern=r"^(o200k_base|cl100k_base)$")
+
+    @field_validator("memory_db_path", "models_dir")
+    @classmethod
+    def _expand(cls, value: str) -> str:
+        return str(Path(value).expanduser()) if value else value
+
+    @model_validator(mode="after")
+    def _fill_paths(self) -> TinyContextConfig:
+        if self.dedup_review_similarity_threshold > self.dedup_similarity_threshold:
+            raise ValueError(
+                "dedup_review_similarity_threshold must not exceed dedup_similarity_threshold"
+            )
+        # Frozen model: defaults that depend on the platform are filled in once, here.
+        if not self.memory_db_path:
+            object.__setattr__(self, "memory_db_path", str(user_data_dir() / "memories.db"))
+        if not self.models_dir:
+            object.__setattr__(self, "models_dir", str(user_data_dir() / "models"))
+        return self
+
+
+def _describe(error: ValidationError) -> str:
+    parts = []
+    for item in error.errors():
+        key = ".".join(str(p) for p in item["loc"]) or "config"
+        if item["type"] == "extra_forbidden":
+            parts.append(f"unknown key {key!r}")
+        else:
+            parts.append(f"{key}: {item['msg']}")
+    return "; ".join(parts)
+
+
+def build_config(values: dict[str, Any], source: str = "configuration") -> TinyContextConfig:
+    """Validate a mapping into a config; errors name the bad key and where it came from."""
+    try:
+        return TinyContextConfig(**values)
+    except ValidationError as exc:
+        raise ConfigError(f"Invalid {source}: {_describe(exc)}.") from exc
+
+
+def read_config_file(path: Path) -> dict[str, Any]:
+    """Keys of a JSON config file; a relative memory_db_path/models_dir resolves against it."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as exc:
+        raise ConfigError(f"{path} is not valid JSON (line {exc.lineno}): fix or remove it.") from exc
+    if not isinstance(data, dict):
+        raise ConfigError(f"{path} must hold a JSON object of settings.")
+    unknown = sorted(set(data) - set(TinyContextConfig.model_fields))
+    if unknown:
+        raise ConfigError(f"{path}: unknown key {unknown[0]!r}; known keys are listed in the README.")
+    for key in ("memory_db_path", "models_dir"):
+        value = data.get(key)
+        if isinstance(value, str) and value and not Path(value).expanduser().is_absolute():
+            data[key] = str((path.parent / value).resolve())
+    return data
+
+
+def read_environment(environ: dict[str, str]) -> dict[str, Any]:
+    """Config keys from TINYCONTEXT_* variables; unknown TINYCONTEXT_ names are an error."""
+    values: dict[str, Any] = {}
+    fields = TinyContextConfig.model_fields
+    for name, raw in environ.items():
+        if not name.startswith(ENV_PREFIX):
+            continue
+        key = name[len(ENV_PREFIX):].lower()
+        if key in fields:
+            values[key] = raw
+        elif key.upper() not in OTHER_ENV_NAMES:
+            raise ConfigError(f"unknown environment variable {name}; check its spelling.")
+    return values
+
+
+def load_config(
+    environ: dict[str, str] | None = None, config_file: Path | None = None
+) -> TinyContextConfig:
+    """Defaults, then the JSON file (if present), then the environment — for server processes."""
+    env = dict(os.environ if environ is None else environ)
+    path = config_file
+    if path is None:
+        named = env.get(ENV_PREFIX + "CONFIG_FILE")
+        path = Path(named).expanduser() if named else user_config_dir() / CONFIG_FILE_NAME
+    values: dict[str, Any] = {}
+    source = "configuration"
+    if path.is_file():
+        values.update(read_config_file(path))
+        source = f"configuration ({path} and TINYCONTEXT_* variables)"
+    values.update(read_environment(env))
+    return build_config(values, source)

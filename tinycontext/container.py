@@ -1,0 +1,99 @@
+"""The composition root: the only module that knows dependency-injector.
+
+Providers point at plain constructors. The embedding model and token vocabulary are shared by
+every container in the process (hosted mode runs one store per user but one model), so they
+come from process-wide caches rather than per-container singletons.
+"""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+from typing import Any
+
+from dependency_injector import containers, providers
+
+from tinycontext.config import TinyContextConfig
+from tinycontext.ports.clock import Clock
+from tinycontext.ports.embedder import Embedder
+from tinycontext.ports.store import Store
+from tinycontext.ports.tokenizer import Tokenizer
+from tinycontext.service import MemoryService
+
+_shared_lock = threading.Lock()
+_embedders: dict[tuple[str, str, int], Embedder] = {}
+
+
+def shared_embedder(embedding_model: str, models_dir: str, batch_size: int) -> Embedder:
+    """One embedder (one loaded model) per process and model choice."""
+    key = (embedding_model, models_dir, batch_size)
+    with _shared_lock:
+        embedder = _embedders.get(key)
+        if embedder is None:
+            from tinycontext.adapters.models import create_embedder
+
+            embedder = create_embedder(embedding_model, Path(models_dir), batch_size)
+            _embedders[key] = embedder
+        return embedder
+
+
+def _sqlite_store(path: str) -> Store:
+    from tinycontext.adapters.sqlite_store import SqliteStore
+
+    return SqliteStore(path)
+
+
+def _tokenizer(encoding: str) -> Tokenizer:
+    from tinycontext.adapters.tiktoken_tokenizer import TiktokenTokenizer
+
+    return TiktokenTokenizer(encoding)
+
+
+def _clock() -> Clock:
+    from tinycontext.adapters.clock import SystemClock
+
+    return SystemClock()
+
+
+class Container(containers.DeclarativeContainer):
+    config = providers.Dependency(instance_of=TinyContextConfig)
+    store = providers.Singleton(_sqlite_store, path=config.provided.memory_db_path)
+    embedder = providers.Singleton(
+        shared_embedder,
+        embedding_model=config.provided.embedding_model,
+        models_dir=config.provided.models_dir,
+        batch_size=config.provided.embedding_batch_size,
+    )
+    tokenizer = providers.Singleton(_tokenizer, encoding=config.provided.token_encoding)
+    clock = providers.Singleton(_clock)
+    service = providers.Singleton(
+        MemoryService,
+        store=store, embedder=embedder, tokenizer=tokenizer, clock=clock, config=config,
+    )
+
+
+def create_container(config: TinyContextConfig | None = None) -> Container:
+    """A fresh container (overridden singletons stay cached, so never reuse one in tests)."""
+    return Container(config=config or TinyContextConfig())
+
+
+def build_service(
+    config: TinyContextConfig | None = None,
+    *,
+    store: Store | None = None,
+    embedder: Embedder | None = None,
+    tokenizer: Tokenizer | None = None,
+    clock: Clock | None = None,
+    background: bool = True,
+) -> MemoryService:
+    """A MemoryService from the config, with any port replaced by the caller's own object."""
+    container = create_container(config)
+    overrides: dict[str, Any] = {
+        "store": store, "embedder": embedder, "tokenizer": tokenizer, "clock": clock,
+    }
+    for name, value in overrides.items():
+        if value is not None:
+            getattr(container, name).override(providers.Object(value))
+    if not background:
+        container.service.add_kwargs(background=False)
+    return container.service()

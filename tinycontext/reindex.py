@@ -1,0 +1,114 @@
+"""Background re-embedding when the model (or document prefix) changes, or rows lack vectors.
+
+Progress lives in the database itself (each row records the model that embedded it), so a
+restarted process simply picks up the rows still pending. Saves and recalls never wait on it:
+meanwhile the dense side ranks what is already re-embedded and BM25 covers the rest.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable
+
+from tinycontext.ports.clock import Clock
+from tinycontext.ports.embedder import Embedder
+from tinycontext.ports.store import Store
+
+log = logging.getLogger("tinycontext.reindex")
+
+
+class Reindexer:
+    def __init__(
+        self,
+        store: Store,
+        embedder: Embedder,
+        clock: Clock,
+        model_key: str,
+        document_text: Callable[[str], str],
+        batch_size: int,
+        background: bool = True,
+    ) -> None:
+        self._store, self._embedder, self._clock = store, embedder, clock
+        self._key, self._document_text = model_key, document_text
+        self._batch = max(1, batch_size)
+        self._background = background
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._checked = False
+        self.total = 0
+        self.done = 0
+        self._started_at = 0.0
+        self.running = False
+
+    def ensure_started(self) -> None:
+        """On first use, look for pending rows and start the worker thread if there are any."""
+        if self._checked:
+            return
+        with self._lock:
+            if self._checked:
+                return
+            self._checked = True
+            pending = self._store.count_pending_embeddings(self._key)
+            if pending == 0:
+                return
+            self.total, self.done, self.running = pending, 0, True
+            self._started_at = time.monotonic()
+            if self._background:
+                self._thread = threading.Thread(
+                    target=self._run_safely, name="tinycontext-reindex", daemon=True
+                )
+                self._thread.start()
+
+    def step(self) -> int:
+        """Re-embed one batch; returns how many rows it handled (0 when nothing is pending)."""
+        batch = self._store.pending_embeddings(self._key, self._batch)
+        if not batch:
+            self.running = False
+            return 0
+        vectors = self._embedder.embed([self._document_text(m.content) for m in batch])
+        self._store.set_embeddings(
+            [(m.id, v) for m, v in zip(batch, vectors, strict=True)], self._key
+        )
+        self.done += len(batch)
+        self.total = max(self.total, self.done)
+        return len(batch)
+
+    def run_until_done(self) -> int:
+        """Re-embed everything pending in the calling thread (tests, `doctor --reindex`)."""
+        self.ensure_started()
+        handled = 0
+        while not self._stop.is_set():
+            count = self.step()
+            if count == 0:
+                break
+            handled += count
+        return handled
+
+    def _run_safely(self) -> None:
+        try:
+            self.run_until_done()
+        except Exception:  # noqa: BLE001 - logged without content; retried on next start
+            log.exception("re-embedding stopped; it resumes on the next start")
+            self.running = False
+
+    def notice(self) -> str | None:
+        """Progress and ETA while re-embedding runs, else None."""
+        if not self.running:
+            return None
+        elapsed = max(time.monotonic() - self._started_at, 1e-6)
+        remaining = max(self.total - self.done, 0)
+        eta = f"about {int(remaining / (self.done / elapsed)) + 1} s left" if self.done else "starting"
+        return (
+            f"Re-embedding stored memories for the current embedding model: {self.done} of "
+            f"{self.total} done, {eta}. Recall keeps working meanwhile; memories not yet "
+            "re-embedded are found by keyword only."
+        )
+
+    def stop(self) -> None:
+        self._stop.set()
+        thread = self._thread
+        if thread is not None and thread.is_alive():
+            thread.join(timeout=10)

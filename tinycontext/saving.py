@@ -1,0 +1,110 @@
+"""The save use case's planning step: validate a batch, embed it once, decide dedup."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from tinycontext.domain.dedup import Neighbour, judge
+from tinycontext.domain.errors import InvalidRequestError, TinyContextError
+from tinycontext.domain.memory import PROFILE, Memory, MemoryInput, check_kind, clean_content
+from tinycontext.ports.store import NewMemory, Scope
+
+if TYPE_CHECKING:
+    from .service import MemoryService
+
+NEIGHBOURS = 5
+
+
+@dataclass
+class SavePlan:
+    to_store: list[NewMemory] = field(default_factory=list)
+    saved: list[dict[str, Any]] = field(default_factory=list)
+    skipped: list[dict[str, Any]] = field(default_factory=list)
+
+
+def _read_item(index: int, raw: object) -> tuple[str, str]:
+    if isinstance(raw, MemoryInput):
+        content, kind = raw.content, raw.kind
+    elif isinstance(raw, dict):
+        unknown = sorted(set(raw) - {"content", "kind"})
+        if unknown:
+            raise InvalidRequestError(
+                f"memories[{index}] has unknown field {unknown[0]!r}; items take content and kind."
+            )
+        content, kind = raw.get("content"), raw.get("kind")
+    else:
+        raise InvalidRequestError(
+            f"memories[{index}] must be an object with content (and optional kind)."
+        )
+    try:
+        return clean_content(content, what=f"memories[{index}].content"), check_kind(kind)
+    except TinyContextError as exc:
+        raise type(exc)(f"memories[{index}]: {exc.message}") from exc
+
+
+def cosine(a: bytes, b: bytes) -> float:
+    """Cosine of two unit float32 vectors (the embedder normalises them)."""
+    import numpy as np
+
+    return float(np.dot(np.frombuffer(a, dtype=np.float32), np.frombuffer(b, dtype=np.float32)))
+
+
+def plan_saves(
+    service: MemoryService, memories: Sequence[object], session: str | None, now: str
+) -> SavePlan:
+    """Validate every item first (a bad item saves nothing), embed once, then dedup in order."""
+    items = [_read_item(i, raw) for i, raw in enumerate(memories)]
+    config = service.config
+    vectors = service.embedder.embed([service._document_text(c) for c, _ in items])
+    model_key = service.model_key
+    plan = SavePlan()
+    kept: list[tuple[Memory, bytes]] = []
+    for index, ((content, kind), vector) in enumerate(zip(items, vectors, strict=True)):
+        scope_session = None if kind == PROFILE else session
+        scope = Scope(kind, scope_session, exact=True)
+        neighbours = [
+            Neighbour(hit.memory.ref, hit.memory.content, hit.score)
+            for hit in service.store.nearest(vector, model_key, scope, NEIGHBOURS)
+        ]
+        neighbours += [
+            Neighbour(m.ref, m.content, cosine(vector, v))
+            for m, v in kept
+            if m.kind == kind and m.session_id == scope_session
+        ]
+        verdict = judge(
+            content, neighbours, config.dedup_similarity_threshold,
+            config.dedup_review_similarity_threshold,
+        )
+        if verdict.skip_as_duplicate_of is not None:
+            plan.skipped.append(
+                {
+                    "index": index,
+                    "duplicate_of": verdict.skip_as_duplicate_of.ref,
+                    "similarity": round(verdict.skip_as_duplicate_of.similarity, 4),
+                }
+            )
+            continue
+        tokens = service.tokenizer.count(content)
+        memory = Memory(
+            id=service._new_id(), content=content, kind=kind, session_id=scope_session,
+            created_at=now, content_tokens=tokens, embedding_model=model_key,
+        )
+        kept.append((memory, vector))
+        plan.to_store.append(NewMemory(memory, vector))
+        entry: dict[str, Any] = {
+            "index": index, "id": memory.id, "ref": memory.ref, "session_id": scope_session,
+            "kind": kind, "content_tokens": tokens, "created_at": now,
+        }
+        if verdict.similar_to is not None:
+            entry["similar_to"] = {
+                "ref": verdict.similar_to.ref,
+                "similarity": round(verdict.similar_to.similarity, 4),
+            }
+        if tokens > config.save_length_notice_tokens:
+            from .service import long_content_notice
+
+            entry["notice"] = long_content_notice(tokens, config.save_length_notice_tokens)
+        plan.saved.append(entry)
+    return plan

@@ -1,0 +1,386 @@
+"""MemoryService: the six operations of SPEC section 2 over the ports. Every adapter calls it."""
+
+from __future__ import annotations
+
+import hashlib
+import uuid
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from tinycontext.config import TinyContextConfig
+from tinycontext.domain import listing
+from tinycontext.domain.errors import (
+    AmbiguousMemoryReferenceError,
+    EmptyMemoryError,
+    InvalidRequestError,
+    MemoryNotFoundError,
+    RecallBudgetError,
+    SessionNotFoundError,
+)
+from tinycontext.domain.lifecycle import check_updatable, plan_deletion
+from tinycontext.domain.memory import (
+    EPISODIC,
+    PROFILE,
+    Memory,
+    MemoryInput,
+    check_session_id,
+    clean_content,
+    format_timestamp,
+    parse_memory_key,
+    ref_of,
+)
+from tinycontext.domain.recall import Candidate, FusionWeights, budget_walk, candidate_pool, rank
+from tinycontext.ports.clock import Clock
+from tinycontext.ports.embedder import Embedder
+from tinycontext.ports.store import NewMemory, Scope, Store
+from tinycontext.ports.tokenizer import Tokenizer
+from tinycontext.rendering import MEMORY_FRAME, NEEDS_ESCAPE, escape
+
+from .reindex import Reindexer
+from .saving import plan_saves
+
+MAX_ITEMS_PER_SAVE = 1000
+MAX_QUERY_CHARS = 4000
+RECENT_TOP_K = 5
+PROFILE_POOL_LIMIT = 200
+
+
+def _positive(value: object, name: str, default: int) -> int:
+    if value is None:
+        return default
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise InvalidRequestError(f"{name} must be a whole number.")
+    if value < 1:
+        raise RecallBudgetError(f"{name} must be at least 1.")
+    return value
+
+
+class MemoryService:
+    """Use cases over the four ports; returns plain JSON-ready dicts."""
+
+    def __init__(
+        self,
+        store: Store,
+        embedder: Embedder,
+        tokenizer: Tokenizer,
+        clock: Clock,
+        config: TinyContextConfig | None = None,
+        new_id: Callable[[], str] = lambda: str(uuid.uuid4()),
+        background: bool = True,
+    ) -> None:
+        self.store, self.embedder, self.tokenizer, self.clock = store, embedder, tokenizer, clock
+        self.config = config or TinyContextConfig()
+        self._new_id = new_id
+        self._frame_tokens: int | None = None
+        self.reindexer = Reindexer(
+            store, embedder, clock, self.model_key, self._document_text,
+            self.config.embedding_batch_size, background=background,
+        )
+
+    # -- shared helpers ------------------------------------------------------------------
+    @property
+    def model_key(self) -> str:
+        """The embedder's key plus the document prefix: a change of either re-embeds."""
+        prefix = self.config.dense_document_prefix
+        if not prefix:
+            return self.embedder.model_key
+        digest = hashlib.sha256(prefix.encode()).hexdigest()[:8]
+        return f"{self.embedder.model_key}+doc:{digest}"
+
+    def _document_text(self, content: str) -> str:
+        return self.config.dense_document_prefix + content
+
+    def _now(self) -> str:
+        return format_timestamp(self.clock.now())
+
+    def _with_notice(self, result: dict[str, Any]) -> dict[str, Any]:
+        notice = self.reindexer.notice()
+        if notice:
+            result["notice"] = (result["notice"] + " " + notice) if result.get("notice") else notice
+        return result
+
+    def resolve(self, memory_id: object) -> Memory:
+        """The one memory an id or ref names, or memory_not_found / ambiguous."""
+        key = parse_memory_key(memory_id)
+        found = self.store.find(key.value, key.is_ref)
+        if not found:
+            raise MemoryNotFoundError(
+                f"No memory has the {'ref' if key.is_ref else 'id'} {key.value}; "
+                "list_memories shows what is stored."
+            )
+        if len(found) > 1:
+            raise AmbiguousMemoryReferenceError(
+                f"The ref {key.value} matches {len(found)} memories "
+                f"({', '.join(m.id for m in found[:5])}); pass the full id instead."
+            )
+        return found[0]
+
+    def _check_session(self, session_id: object) -> str | None:
+        session = check_session_id(session_id)
+        if session is not None and not self.store.session_exists(session):
+            raise SessionNotFoundError(
+                f"No memory was ever saved in session {session!r}; check the name, or omit "
+                "session_id to use the whole store."
+            )
+        return session
+
+    def _frame_cost(self) -> int:
+        if self._frame_tokens is None:
+            self._frame_tokens = self.tokenizer.count(MEMORY_FRAME)
+        return self._frame_tokens
+
+    def _cost(self, memory: Memory) -> int:
+        """Tokens this memory takes in the rendered recall text (escaped content + tag)."""
+        tokens = memory.content_tokens
+        if not NEEDS_ESCAPE.isdisjoint(memory.content):
+            tokens = self.tokenizer.count(escape(memory.content))
+        return tokens + self._frame_cost()
+
+    # -- save ----------------------------------------------------------------------------
+    def save_memories(
+        self, memories: Sequence[MemoryInput | dict[str, Any]], session_id: str | None = None
+    ) -> dict[str, Any]:
+        self.reindexer.ensure_started()
+        if not isinstance(memories, (list, tuple)) or not memories:
+            raise EmptyMemoryError("memories is empty: pass a list of {content, kind} items.")
+        if len(memories) > MAX_ITEMS_PER_SAVE:
+            raise InvalidRequestError(
+                f"{len(memories)} memories in one call; save at most {MAX_ITEMS_PER_SAVE} "
+                "per call and send the rest in further calls."
+            )
+        session = check_session_id(session_id)
+        plan = plan_saves(self, memories, session, self._now())
+        self.store.add([item for item in plan.to_store])
+        result: dict[str, Any] = {"saved": plan.saved}
+        if plan.skipped:
+            result["skipped_duplicates"] = plan.skipped
+        return self._with_notice(result)
+
+    # -- recall --------------------------------------------------------------------------
+    def recall_memories(
+        self,
+        query: str | None = None,
+        session_id: str | None = None,
+        max_tokens: int | None = None,
+        top_k: int | None = None,
+    ) -> dict[str, Any]:
+        self.reindexer.ensure_started()
+        budget = _positive(max_tokens, "max_tokens", self.config.recall_max_tokens)
+        if query is not None and not isinstance(query, str):
+            raise InvalidRequestError("query must be a string (or omitted for recent memories).")
+        semantic = query is not None and bool(query.strip())
+        k = _positive(top_k, "top_k", self.config.recall_top_k if semantic else RECENT_TOP_K)
+        if semantic and len(query) > MAX_QUERY_CHARS:  # type: ignore[arg-type]
+            raise InvalidRequestError(
+                f"query is {len(query)} characters; ask a focused question of at most "  # type: ignore[arg-type]
+                f"{MAX_QUERY_CHARS}."
+            )
+        session = self._check_session(session_id)
+        now = self._now()
+        result: dict[str, Any] = {"current_time": now}
+        if semantic:
+            clean_content(query, what="query")
+            result.update(self._semantic(query, session, budget, k, now))  # type: ignore[arg-type]
+        else:
+            result.update(self._recent(session, budget, k))
+        result["profile"] = self._profile_pool()
+        return self._with_notice(result)
+
+    def _recent(self, session: str | None, budget: int, k: int) -> dict[str, Any]:
+        query = listing.build_list_query(session, EPISODIC, None, None, k, 0, "recent", None)
+        page = self.store.browse(query)
+        picked = [s.memory for s in page.memories[:k]]
+        cut = budget_walk([self._cost(m) for m in picked], budget)
+        return {
+            "mode": "recent",
+            "memories": [
+                {
+                    "rank": i + 1, "content_tokens": m.content_tokens,
+                    "created_at": m.created_at, "id": m.id, "ref": m.ref, "content": m.content,
+                }
+                for i, m in enumerate(picked[: cut.count])
+            ],
+            "total_tokens": cut.total_tokens,
+            "truncated": cut.truncated,
+            "matched_count": len(picked),
+        }
+
+    def _semantic(
+        self, query: str, session: str | None, budget: int, k: int, now: str
+    ) -> dict[str, Any]:
+        from tinycontext.domain.text import recall_terms
+
+        pool = candidate_pool(k)
+        scope = Scope(EPISODIC, session)
+        vector = self.embedder.embed([self.config.dense_query_prefix + query])[0]
+        lexical = self.store.keyword_search(recall_terms(query), scope, pool)
+        dense = self.store.nearest(vector, self.model_key, scope, pool)
+        memories: dict[str, Memory] = {}
+        fields: dict[str, dict[str, Any]] = {}
+        for position, hit in enumerate(lexical, start=1):
+            memories[hit.memory.id] = hit.memory
+            fields.setdefault(hit.memory.id, {})["bm25"] = (position, hit.score)
+        for position, hit in enumerate(dense, start=1):
+            memories[hit.memory.id] = hit.memory
+            fields.setdefault(hit.memory.id, {})["dense"] = (position, hit.score)
+        access: dict[str, int] = {}
+        if self.config.recall_access_weight > 0:
+            by_use = sorted(memories.values(), key=lambda m: (-m.recall_count, m.id))
+            access = {m.id: i for i, m in enumerate(by_use, start=1)}
+        candidates = [
+            Candidate(
+                memory_id=mid, created_at=memories[mid].created_at,
+                bm25_rank=f.get("bm25", (None, None))[0], bm25=f.get("bm25", (None, None))[1],
+                dense_rank=f.get("dense", (None, None))[0], dense=f.get("dense", (None, None))[1],
+                access_rank=access.get(mid),
+            )
+            for mid, f in fields.items()
+        ]
+        weights = FusionWeights(
+            self.config.recall_dense_weight, self.config.recall_rrf_k,
+            self.config.recall_access_weight,
+        )
+        ranked = rank(candidates, weights, self.config.recall_rrf_cutoff)[:k]
+        cut = budget_walk([self._cost(memories[r.memory_id]) for r in ranked], budget)
+        chosen = ranked[: cut.count]
+        self.store.mark_recalled([r.memory_id for r in chosen], now)
+        return {
+            "mode": "semantic",
+            "memories": [
+                {
+                    "rank": i, "relevance": r.relevance,
+                    "scores": {
+                        "rrf": r.rrf,
+                        "dense": None if r.dense is None else round(r.dense, 6),
+                        "bm25": None if r.bm25 is None else round(r.bm25, 6),
+                    },
+                    "content_tokens": memories[r.memory_id].content_tokens,
+                    "created_at": memories[r.memory_id].created_at,
+                    "id": r.memory_id, "ref": memories[r.memory_id].ref,
+                    "content": memories[r.memory_id].content,
+                }
+                for i, r in enumerate(chosen, start=1)
+            ],
+            "total_tokens": cut.total_tokens,
+            "truncated": cut.truncated,
+            "matched_count": len(ranked),
+        }
+
+    def _profile_pool(self) -> list[dict[str, Any]]:
+        query = listing.build_list_query(
+            None, PROFILE, None, None, PROFILE_POOL_LIMIT, 0, "recent", None
+        )
+        profiles = [s.memory for s in self.store.browse(query).memories]
+        if self.config.profile_max_tokens == 0:
+            return []
+        cut = budget_walk([self._cost(m) for m in profiles], self.config.profile_max_tokens)
+        return [
+            {
+                "id": m.id, "ref": m.ref, "content": m.content,
+                "content_tokens": m.content_tokens, "created_at": m.created_at,
+            }
+            for m in profiles[: cut.count]
+        ]
+
+    # -- list / get ----------------------------------------------------------------------
+    def list_memories(
+        self,
+        session_id: str | None = None,
+        kind: str | None = None,
+        since: str | None = None,
+        until: str | None = None,
+        limit: int | None = 20,
+        offset: int | None = 0,
+        sort: str | None = None,
+        search: str | None = None,
+    ) -> dict[str, Any]:
+        query = listing.build_list_query(
+            check_session_id(session_id), kind, since, until, limit, offset, sort, search
+        )
+        self._check_session(query.session_id)
+        page = self.store.browse(query)
+        entries = []
+        for position, hit in enumerate(page.memories, start=query.offset + 1):
+            m = hit.memory
+            text, cut = listing.preview(m.content)
+            entries.append(
+                {
+                    "rank": position, "id": m.id, "ref": m.ref, "session_id": m.session_id,
+                    "kind": m.kind, "content": text, "preview_truncated": cut,
+                    "content_tokens": m.content_tokens, "created_at": m.created_at,
+                    "recall_count": m.recall_count, "last_recalled_at": m.last_recalled_at,
+                }
+            )
+        return self._with_notice(
+            {
+                "memories": entries,
+                "total_count": page.total_count,
+                "returned_count": len(entries),
+                "has_more": query.offset + len(entries) < page.total_count,
+                "limit": query.limit,
+                "offset": query.offset,
+                "sort": query.sort,
+                "current_time": self._now(),
+            }
+        )
+
+    def get_memory(self, memory_id: str) -> dict[str, Any]:
+        m = self.resolve(memory_id)
+        return {
+            "id": m.id, "ref": m.ref, "session_id": m.session_id, "kind": m.kind,
+            "content": m.content, "content_tokens": m.content_tokens,
+            "created_at": m.created_at, "recall_count": m.recall_count,
+            "last_recalled_at": m.last_recalled_at,
+            "superseded_by": ref_of(m.superseded_by) if m.superseded_by else None,
+            "superseded_at": m.superseded_at,
+            "supersedes": ref_of(m.supersedes) if m.supersedes else None,
+            "current_time": self._now(),
+        }
+
+    # -- update / delete -----------------------------------------------------------------
+    def update_memory(self, memory_id: str, content: str) -> dict[str, Any]:
+        self.reindexer.ensure_started()
+        old = self.resolve(memory_id)
+        check_updatable(old)
+        text = clean_content(content)
+        tokens = self.tokenizer.count(text)
+        vector = self.embedder.embed([self._document_text(text)])[0]
+        now = self._now()
+        new = Memory(
+            id=self._new_id(), content=text, kind=old.kind, session_id=old.session_id,
+            created_at=now, content_tokens=tokens, supersedes=old.id,
+            embedding_model=self.model_key,
+        )
+        self.store.supersede(old.id, NewMemory(new, vector), now)
+        result: dict[str, Any] = {
+            "id": new.id, "ref": new.ref, "session_id": new.session_id, "kind": new.kind,
+            "content_tokens": tokens, "created_at": now,
+            "supersedes": {"id": old.id, "ref": old.ref},
+        }
+        if tokens > self.config.save_length_notice_tokens:
+            result["notice"] = long_content_notice(tokens, self.config.save_length_notice_tokens)
+        return self._with_notice(result)
+
+    def delete_memory(self, memory_id: str) -> dict[str, Any]:
+        target = self.resolve(memory_id)
+        predecessor = None
+        if target.supersedes:
+            found = self.store.find(target.supersedes, is_ref=False)
+            predecessor = found[0] if found else None
+        plan = plan_deletion(target, predecessor)
+        self.store.delete(plan.target_id, plan.predecessor_id, plan.successor_id)
+        result: dict[str, Any] = {"id": target.id, "ref": target.ref, "deleted": True}
+        if plan.predecessor_id and plan.successor_id is None:
+            result["restored"] = {"id": plan.predecessor_id, "ref": ref_of(plan.predecessor_id)}
+        return result
+
+    def close(self) -> None:
+        self.reindexer.stop()
+        self.store.close()
+
+
+def long_content_notice(tokens: int, limit: int) -> str:
+    return (
+        f"This memory is {tokens} tokens (over {limit}). It was saved, but recall works best "
+        "with short single facts: consider splitting it into separate memories."
+    )
