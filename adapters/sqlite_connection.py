@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -92,9 +93,7 @@ class ConnectionPool:
     def close(self) -> None:
         with self._lock:
             for conn in self._all:
-                try:
+                with contextlib.suppress(Exception):  # closing from another thread
                     conn.close()
-                except Exception:  # noqa: BLE001 - closing from another thread; best effort
-                    pass
             self._all.clear()
             self._local = threading.local()

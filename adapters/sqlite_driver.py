@@ -64,13 +64,29 @@ def driver_name() -> str:
     return sqlite_module().__name__.split(".")[0]
 
 
+def vector_extension_path() -> str:
+    """The sqlite-vec loadable library, found without importing the `sqlite_vec` module:
+    that module imports the stdlib sqlite3, which would put a second SQLite in the process."""
+    import importlib.util
+
+    spec = importlib.util.find_spec("sqlite_vec")
+    if spec is None or not spec.submodule_search_locations:
+        raise SqliteUnavailableError("sqlite-vec is not installed: run `pip install sqlite-vec`.")
+    folder = Path(next(iter(spec.submodule_search_locations)))
+    for candidate in sorted(folder.glob("vec0.*")):
+        if candidate.suffix in (".so", ".dylib", ".dll"):
+            return str(candidate.with_suffix(""))
+    raise SqliteUnavailableError(
+        f"sqlite-vec's library is missing from {folder}: run `pip install --force-reinstall "
+        "sqlite-vec`."
+    )
+
+
 def load_vector_extension(conn: Any) -> str:
     """Load sqlite-vec into a connection and return its version; fails loudly, never degrades."""
-    import sqlite_vec
-
     try:
         conn.enable_load_extension(True)
-        sqlite_vec.load(conn)
+        conn.load_extension(vector_extension_path())
         conn.enable_load_extension(False)
         version = conn.execute("SELECT vec_version()").fetchone()[0]
     except Exception as exc:

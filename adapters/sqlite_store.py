@@ -74,7 +74,8 @@ class SqliteStore(Store):
     def _model_id(self, conn: Any, key: str) -> int:
         # Not cached: a rolled-back transaction would leave a cached id with no row behind it.
         conn.execute("INSERT OR IGNORE INTO embedding_models(key) VALUES (?)", (key,))
-        return int(conn.execute("SELECT id FROM embedding_models WHERE key = ?", (key,)).fetchone()[0])
+        row = conn.execute("SELECT id FROM embedding_models WHERE key = ?", (key,)).fetchone()
+        return int(row[0])
 
     def _index_vector(self, conn: Any, seq: int, memory: Memory, vector: Vector) -> None:
         model_id = self._model_id(conn, memory.embedding_model or "")
@@ -243,7 +244,8 @@ class SqliteStore(Store):
                     (successor_id, predecessor_id),
                 )
                 conn.execute(
-                    "UPDATE memories SET supersedes = ? WHERE id = ?", (predecessor_id, successor_id)
+                    "UPDATE memories SET supersedes = ? WHERE id = ?",
+                    (predecessor_id, successor_id),
                 )
                 return
             conn.execute(

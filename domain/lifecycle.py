@@ -5,15 +5,16 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .errors import MemoryAlreadySupersededError
-from .memory import Memory
+from .memory import Memory, ref_of
 
 
 def check_updatable(memory: Memory) -> None:
     """Only the live version of a memory may be updated."""
     if not memory.live:
+        newer = ref_of(memory.superseded_by or "")
         raise MemoryAlreadySupersededError(
-            f"Memory {memory.ref} was already replaced by {memory.superseded_by and memory.superseded_by[:12]}; "
-            "update the newer version instead (get_memory shows it)."
+            f"Memory {memory.ref} was already replaced by {newer}; update the newer version "
+            "instead (get_memory shows it)."
         )
 
 

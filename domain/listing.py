@@ -62,7 +62,7 @@ def build_list_query(
                 "(a few keywords)."
             )
         groups = tuple(tuple(g) for g in keyword_groups(search))
-    searching = search is not None and bool(search.strip())  # type: ignore[union-attr]
+    searching = isinstance(search, str) and bool(search.strip())
     if searching and not groups:
         raise InvalidRequestError("search has no letters or digits to match; pass keywords.")
     if sort is None:

@@ -204,7 +204,8 @@ class InMemoryStore(Store):
             seq, old, v = self._rows[old_id]
             if old.superseded_by is not None:
                 raise MemoryAlreadySupersededError(f"Memory {old.ref} was replaced meanwhile.")
-            self._rows[old_id] = (seq, replace(old, superseded_by=new.memory.id, superseded_at=at), v)
+            old = replace(old, superseded_by=new.memory.id, superseded_at=at)
+            self._rows[old_id] = (seq, old, v)
             self.add([new])
 
     def delete(self, memory_id: str, predecessor_id: str | None, successor_id: str | None) -> None:

@@ -24,7 +24,11 @@ _EXPORTS = {
     "delete_memory": "tinycontext.api",
 }
 
-__all__ = sorted(_EXPORTS)
+__all__ = [
+    "MemoryInput", "MemoryService", "TinyContextConfig", "TinyContextError", "build_service",
+    "delete_memory", "get_memory", "list_memories", "recall_memories", "save_memories",
+    "update_memory",
+]
 
 if TYPE_CHECKING:
     from tinycontext.api import (

@@ -51,7 +51,7 @@ class TinyContextConfig(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid", validate_default=True)
 
-    memory_db_path: str = Field(default="", description="SQLite file; default: data dir/memories.db")
+    memory_db_path: str = Field(default="", description="SQLite file; default data dir/memories.db")
     models_dir: str = Field(default="", description="Downloaded models; default: data dir/models")
     embedding_model: str = Field(default="balanced", min_length=1)
     embedding_batch_size: int = Field(default=32, ge=1, le=1024)
@@ -112,12 +112,16 @@ def read_config_file(path: Path) -> dict[str, Any]:
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except json.JSONDecodeError as exc:
-        raise ConfigError(f"{path} is not valid JSON (line {exc.lineno}): fix or remove it.") from exc
+        raise ConfigError(
+            f"{path} is not valid JSON (line {exc.lineno}): fix or remove it."
+        ) from exc
     if not isinstance(data, dict):
         raise ConfigError(f"{path} must hold a JSON object of settings.")
     unknown = sorted(set(data) - set(TinyContextConfig.model_fields))
     if unknown:
-        raise ConfigError(f"{path}: unknown key {unknown[0]!r}; known keys are listed in the README.")
+        raise ConfigError(
+            f"{path}: unknown key {unknown[0]!r}; the known keys are listed in the README."
+        )
     for key in ("memory_db_path", "models_dir"):
         value = data.get(key)
         if isinstance(value, str) and value and not Path(value).expanduser().is_absolute():

@@ -100,7 +100,8 @@ class Reindexer:
             return None
         elapsed = max(time.monotonic() - self._started_at, 1e-6)
         remaining = max(self.total - self.done, 0)
-        eta = f"about {int(remaining / (self.done / elapsed)) + 1} s left" if self.done else "starting"
+        rate = self.done / elapsed
+        eta = f"about {int(remaining / rate) + 1} s left" if self.done else "starting"
         return (
             f"Re-embedding stored memories for the current embedding model: {self.done} of "
             f"{self.total} done, {eta}. Recall keeps working meanwhile; memories not yet "

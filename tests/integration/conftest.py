@@ -1,0 +1,49 @@
+"""Integration fixtures: real SQLite files; fakes where the model is not the point."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from tinycontext.adapters.sqlite_store import SqliteStore
+
+from tests.fakes import FixedClock, HashEmbedder, WordTokenizer
+from tinycontext.config import TinyContextConfig
+from tinycontext.container import build_service
+from tinycontext.service import MemoryService
+
+
+@pytest.fixture
+def db_path(tmp_path: Path) -> Path:
+    return tmp_path / "store" / "memories.db"
+
+
+@pytest.fixture
+def sqlite_service(db_path: Path) -> Iterator[MemoryService]:
+    """Real SQLite store, fake embedder and tokenizer: fast, and the store is what is tested."""
+    service = build_service(
+        TinyContextConfig(memory_db_path=str(db_path)),
+        store=SqliteStore(db_path), embedder=HashEmbedder(), tokenizer=WordTokenizer(),
+        clock=FixedClock(), background=False,
+    )
+    yield service
+    service.close()
+
+
+@pytest.fixture(scope="session")
+def real_embedder():  # type: ignore[no-untyped-def]
+    """The default ONNX model, loaded once for the whole test session."""
+    from tinycontext.container import shared_embedder
+
+    return shared_embedder("balanced", "/nonexistent-models-dir", 32)
+
+
+@pytest.fixture
+def real_service(db_path: Path, real_embedder) -> Iterator[MemoryService]:  # type: ignore[no-untyped-def]
+    service = build_service(
+        TinyContextConfig(memory_db_path=str(db_path)),
+        embedder=real_embedder, background=False,
+    )
+    yield service
+    service.close()

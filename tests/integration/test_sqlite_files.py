@@ -1,0 +1,184 @@
+"""The SQLite store on real files: permissions, schema upgrade, sqlite-vec as the ranking path."""
+
+from __future__ import annotations
+
+import os
+import sqlite3 as _unused  # noqa: F401  (pytest imports it anyway; the store must cope)
+import stat
+from array import array
+from pathlib import Path
+
+import pytest
+from tinycontext.adapters import sqlite_driver
+from tinycontext.adapters.sqlite_schema import MIGRATIONS, SCHEMA_VERSION
+from tinycontext.adapters.sqlite_store import SqliteStore
+from tinycontext.ports.store import Scope
+
+from tests.fakes import FixedClock, HashEmbedder, WordTokenizer
+from tinycontext.config import TinyContextConfig
+from tinycontext.container import build_service
+
+pytestmark = pytest.mark.skipif(os.name != "posix", reason="POSIX permissions")
+
+
+def _mode(path: Path) -> int:
+    return stat.S_IMODE(path.stat().st_mode)
+
+
+def test_database_created_lazily_and_owner_only(sqlite_service, db_path: Path) -> None:
+    assert not db_path.exists() and not db_path.parent.exists()
+    sqlite_service.save_memories([{"content": "The deploy key lives in the vault."}])
+    assert _mode(db_path.parent) == 0o700
+    for suffix in ("", "-wal", "-shm"):
+        companion = Path(f"{db_path}{suffix}")
+        assert companion.exists(), suffix
+        assert _mode(companion) == 0o600, suffix
+
+
+def test_existing_readable_store_is_tightened_but_chosen_folder_kept(tmp_path: Path) -> None:
+    folder = tmp_path / "shared"
+    folder.mkdir(mode=0o755)
+    os.chmod(folder, 0o755)
+    path = folder / "m.db"
+    store = SqliteStore(path)
+    store.find("0" * 12, True)
+    store.close()
+    os.chmod(path, 0o644)
+    store = SqliteStore(path)
+    store.find("0" * 12, True)
+    store.close()
+    assert _mode(path) == 0o600
+    assert _mode(folder) == 0o755
+
+
+def _create_v1_database(path: Path) -> None:
+    """A store as schema version 1 wrote it: text and keyword index, no embeddings at all."""
+    conn = sqlite_driver.sqlite_module().connect(str(path))
+    for statement in MIGRATIONS[0]:
+        conn.execute(statement)
+    rows = [
+        ("11111111-1111-4111-8111-111111111111", "The staging server runs Debian 12.", "ops"),
+        ("22222222-2222-4222-8222-222222222222", "Backups rotate every Sunday night.", "ops"),
+    ]
+    for seq, (mid, content, session) in enumerate(rows, start=1):
+        conn.execute(
+            "INSERT INTO memories(seq, id, ref, content, kind, session_id, created_at,"
+            " content_tokens) VALUES (?,?,?,?,?,?,?,?)",
+            (seq, mid, mid.replace("-", "")[:12], content, "episodic", session,
+             f"2026-01-0{seq}T08:00:00Z", len(content.split())),
+        )
+        conn.execute("INSERT INTO memory_fts(rowid, terms) VALUES (?, ?)", (seq, content))
+        conn.execute("INSERT OR IGNORE INTO sessions VALUES (?)", (session,))
+    conn.execute("PRAGMA user_version = 1")
+    conn.commit()
+    conn.close()
+
+
+def test_older_schema_is_upgraded_in_place_and_backfilled(db_path: Path) -> None:
+    db_path.parent.mkdir()
+    _create_v1_database(db_path)
+    service = build_service(
+        TinyContextConfig(memory_db_path=str(db_path)), store=SqliteStore(db_path),
+        embedder=HashEmbedder(), tokenizer=WordTokenizer(), clock=FixedClock(), background=False,
+    )
+    first = service.recall_memories("backups sunday", session_id="ops")
+    assert [m["ref"] for m in first["memories"]][:1] == ["222222222222"]
+    assert "Re-embedding" in first["notice"]
+    assert service.reindexer.run_until_done() == 2
+    after = service.recall_memories("backups rotate every sunday night", session_id="ops")
+    assert "notice" not in after
+    top = after["memories"][0]
+    assert top["ref"] == "222222222222" and top["scores"]["dense"] is not None
+    conn = sqlite_driver.sqlite_module().connect(str(db_path))
+    assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
+    conn.close()
+    service.close()
+
+
+def test_reindex_survives_restart(db_path: Path) -> None:
+    def service_with(key: str):  # type: ignore[no-untyped-def]
+        return build_service(
+            TinyContextConfig(memory_db_path=str(db_path), embedding_batch_size=4),
+            store=SqliteStore(db_path), embedder=HashEmbedder(key=key),
+            tokenizer=WordTokenizer(), clock=FixedClock(), background=False,
+        )
+
+    old = service_with("model-a")
+    old.save_memories([{"content": f"fact number {i} about topic {i * 7}"} for i in range(10)])
+    old.close()
+    first = service_with("model-b")
+    first.reindexer.ensure_started()
+    assert first.reindexer.step() == 4  # one batch, then the process "dies"
+    first.close()
+    second = service_with("model-b")
+    second.reindexer.ensure_started()
+    assert second.reindexer.total == 6
+    assert second.reindexer.run_until_done() == 6
+    assert second.store.count_pending_embeddings("model-b") == 0
+    second.close()
+
+
+def test_background_reindex_does_not_block_recall(db_path: Path) -> None:
+    import threading
+
+    class SlowEmbedder(HashEmbedder):
+        gate = threading.Event()
+
+        def embed(self, texts):  # type: ignore[no-untyped-def]
+            if len(texts) > 1:  # a re-embedding batch waits; single queries do not
+                self.gate.wait(10)
+            return super().embed(texts)
+
+    seed = build_service(
+        TinyContextConfig(memory_db_path=str(db_path)), store=SqliteStore(db_path),
+        embedder=HashEmbedder(key="old"), tokenizer=WordTokenizer(), clock=FixedClock(),
+        background=False,
+    )
+    seed.save_memories([{"content": f"note {i} on the roadmap"} for i in range(5)])
+    seed.close()
+    slow = SlowEmbedder(key="new")
+    service = build_service(
+        TinyContextConfig(memory_db_path=str(db_path)), store=SqliteStore(db_path),
+        embedder=slow, tokenizer=WordTokenizer(), clock=FixedClock(),
+    )
+    result = service.recall_memories("roadmap note")  # answers while the worker is stuck
+    assert result["memories"] and "0 of 5 done" in result["notice"]
+    saved = service.save_memories([{"content": "A fresh fact during re-embedding."}])
+    assert saved["saved"]
+    slow.gate.set()
+    service.reindexer.stop()
+    service.close()
+
+
+def test_sqlite_vec_is_the_ranking_path(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    store = SqliteStore(tmp_path / "v.db")
+    embedder = HashEmbedder()
+    service = build_service(
+        TinyContextConfig(memory_db_path=str(tmp_path / "v.db")), store=store,
+        embedder=embedder, tokenizer=WordTokenizer(), clock=FixedClock(), background=False,
+    )
+    texts = [f"alpha beta {w} gamma {i}" for i, w in enumerate(["red", "green", "blue", "cyan"])]
+    service.save_memories([{"content": t} for t in texts])
+    facts = store.diagnostics()
+    assert facts["sqlite_vec_version"].startswith("v") and facts["fts5"]
+    query = embedder.embed(["alpha green gamma"])[0]
+    hits = store.nearest(query, embedder.model_key, Scope("episodic"), 10)
+    qv = array("f", query)
+    for hit in hits:  # similarities computed by sqlite-vec in C equal the exact cosine
+        vec = array("f", embedder.embed([hit.memory.content])[0])
+        exact = sum(a * b for a, b in zip(qv, vec, strict=True))
+        assert hit.score == pytest.approx(exact, abs=1e-5)
+    assert [h.score for h in hits] == sorted((h.score for h in hits), reverse=True)
+    service.close()
+
+    # With the extension unavailable the store fails loudly; there is no Python fallback.
+    monkeypatch.setattr(sqlite_driver, "vector_extension_path", lambda: "/nonexistent/vec0")
+    with pytest.raises(sqlite_driver.SqliteUnavailableError):
+        SqliteStore(tmp_path / "w.db").find("0" * 12, True)
+
+
+def test_one_sqlite_build_per_process() -> None:
+    first = sqlite_driver.sqlite_module()
+    assert sqlite_driver.sqlite_module() is first
+    can_load = hasattr(_unused.Connection, "enable_load_extension")
+    assert sqlite_driver.driver_name() == ("sqlite3" if can_load else "sqlean")
