@@ -26,6 +26,13 @@ MIN_RERANK = 800
 RERANK_FACTOR = 4
 
 
+def _padded(vector: Vector) -> Vector:
+    """sqlite-vec's binary quantisation needs a multiple of 8 dimensions; zero-pad the rest
+    (identically for stored and query vectors, so Hamming distances stay comparable)."""
+    spare = (len(vector) // 4) % 8
+    return vector + b"\0" * (4 * (8 - spare)) if spare else vector
+
+
 def _memory(row: Sequence[Any]) -> Memory:
     return Memory(*row[:12])
 
@@ -82,7 +89,7 @@ class SqliteStore(Store):
         conn.execute(
             "INSERT OR REPLACE INTO vector_index(seq, model_id, kind, session_id, bits) "
             "VALUES (?, ?, ?, ?, vec_quantize_binary(?))",
-            (seq, model_id, memory.kind, memory.session_id, vector),
+            (seq, model_id, memory.kind, memory.session_id, _padded(vector)),
         )
 
     def _insert(self, conn: Any, item: NewMemory) -> None:
@@ -157,7 +164,7 @@ class SqliteStore(Store):
         return [Scored(_memory(r), float(r[12])) for r in rows]
 
     def _bits(self, vector: Vector) -> bytes:
-        return bytes(self._pool.read("SELECT vec_quantize_binary(?)", (vector,))[0][0])
+        return bytes(self._pool.read("SELECT vec_quantize_binary(?)", (_padded(vector),))[0][0])
 
     def browse(self, query: ListQuery) -> Page:
         joins, where, params = "", " WHERE m.superseded_by IS NULL", []  # type: list[Any]

@@ -148,7 +148,7 @@ def parse_instant(value: object, *, field: str, end_of_day: bool = False) -> dat
     elif isinstance(value, str) and value.strip():
         text = value.strip()
         try:
-            if len(text) == 10:
+            if "T" not in text.upper() and ":" not in text and " " not in text:
                 moment = datetime.combine(date.fromisoformat(text), time.min)
                 if end_of_day:
                     moment += timedelta(days=1) - timedelta(microseconds=1)

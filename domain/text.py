@@ -58,13 +58,39 @@ def searchable_text(text: str) -> str:
     return "".join(out)
 
 
+def _runs(word: str) -> list[tuple[bool, str]]:
+    """Split a word into maximal runs of CJK and non-CJK characters."""
+    runs: list[tuple[bool, str]] = []
+    for ch in word:
+        cjk = _is_cjk(ch)
+        if runs and runs[-1][0] == cjk:
+            runs[-1] = (cjk, runs[-1][1] + ch)
+        else:
+            runs.append((cjk, ch))
+    return runs
+
+
 def keyword_groups(text: str) -> list[list[str]]:
-    """Query words as groups of index tokens; a CJK word becomes a phrase of its characters."""
+    """Query words as groups of index tokens (a group is matched as a phrase).
+
+    A Latin word with inner punctuation (`build.gradle`) is one phrase. A CJK run has no
+    spaces between words, so it becomes overlapping two-character phrases: `东京` must appear
+    as adjacent characters, and a whole CJK sentence still matches the memories sharing its
+    words rather than only ones containing the entire sentence.
+    """
     groups: list[list[str]] = []
-    for word in searchable_text(text).split():
-        parts = [p.casefold() for p in _SPLIT_WORD.findall(word)]
-        if parts:
-            groups.append(parts)
+    for word in unicodedata.normalize("NFKC", text).split():
+        for cjk, run in _runs(word):
+            if cjk:
+                chars = list(run)
+                if len(chars) == 1:
+                    groups.append(chars)
+                else:
+                    groups.extend([a, b] for a, b in zip(chars, chars[1:], strict=False))
+                continue
+            parts = [p.casefold() for p in _SPLIT_WORD.findall(searchable_text(run))]
+            if parts:
+                groups.append(parts)
     return groups
 
 

@@ -19,8 +19,6 @@ from tinycontext.domain.errors import (
 )
 from tinycontext.domain.lifecycle import check_updatable, plan_deletion
 from tinycontext.domain.memory import (
-    EPISODIC,
-    PROFILE,
     Memory,
     MemoryInput,
     check_session_id,
@@ -29,20 +27,19 @@ from tinycontext.domain.memory import (
     parse_memory_key,
     ref_of,
 )
-from tinycontext.domain.recall import Candidate, FusionWeights, budget_walk, candidate_pool, rank
 from tinycontext.ports.clock import Clock
 from tinycontext.ports.embedder import Embedder
-from tinycontext.ports.store import NewMemory, Scope, Store
+from tinycontext.ports.store import NewMemory, Store
 from tinycontext.ports.tokenizer import Tokenizer
 from tinycontext.rendering import MEMORY_FRAME, NEEDS_ESCAPE, escape
 
+from .recalling import profile_pool, recent_recall, semantic_recall
 from .reindex import Reindexer
 from .saving import plan_saves
 
 MAX_ITEMS_PER_SAVE = 1000
 MAX_QUERY_CHARS = 4000
 RECENT_TOP_K = 5
-PROFILE_POOL_LIMIT = 200
 
 
 def _positive(value: object, name: str, default: int) -> int:
@@ -180,107 +177,11 @@ class MemoryService:
         result: dict[str, Any] = {"current_time": now}
         if semantic:
             clean_content(query, what="query")
-            result.update(self._semantic(query, session, budget, k, now))  # type: ignore[arg-type]
+            result.update(semantic_recall(self, query, session, budget, k, now))  # type: ignore[arg-type]
         else:
-            result.update(self._recent(session, budget, k))
-        result["profile"] = self._profile_pool()
+            result.update(recent_recall(self, session, budget, k))
+        result["profile"] = profile_pool(self)
         return self._with_notice(result)
-
-    def _recent(self, session: str | None, budget: int, k: int) -> dict[str, Any]:
-        query = listing.build_list_query(session, EPISODIC, None, None, k, 0, "recent", None)
-        page = self.store.browse(query)
-        picked = [s.memory for s in page.memories[:k]]
-        cut = budget_walk([self._cost(m) for m in picked], budget)
-        return {
-            "mode": "recent",
-            "memories": [
-                {
-                    "rank": i + 1, "content_tokens": m.content_tokens,
-                    "created_at": m.created_at, "id": m.id, "ref": m.ref, "content": m.content,
-                }
-                for i, m in enumerate(picked[: cut.count])
-            ],
-            "total_tokens": cut.total_tokens,
-            "truncated": cut.truncated,
-            "matched_count": len(picked),
-        }
-
-    def _semantic(
-        self, query: str, session: str | None, budget: int, k: int, now: str
-    ) -> dict[str, Any]:
-        from tinycontext.domain.text import recall_terms
-
-        pool = candidate_pool(k)
-        scope = Scope(EPISODIC, session)
-        vector = self.embedder.embed([self.config.dense_query_prefix + query])[0]
-        lexical = self.store.keyword_search(recall_terms(query), scope, pool)
-        dense = self.store.nearest(vector, self.model_key, scope, pool)
-        memories: dict[str, Memory] = {}
-        fields: dict[str, dict[str, Any]] = {}
-        for position, hit in enumerate(lexical, start=1):
-            memories[hit.memory.id] = hit.memory
-            fields.setdefault(hit.memory.id, {})["bm25"] = (position, hit.score)
-        for position, hit in enumerate(dense, start=1):
-            memories[hit.memory.id] = hit.memory
-            fields.setdefault(hit.memory.id, {})["dense"] = (position, hit.score)
-        access: dict[str, int] = {}
-        if self.config.recall_access_weight > 0:
-            by_use = sorted(memories.values(), key=lambda m: (-m.recall_count, m.id))
-            access = {m.id: i for i, m in enumerate(by_use, start=1)}
-        candidates = [
-            Candidate(
-                memory_id=mid, created_at=memories[mid].created_at,
-                bm25_rank=f.get("bm25", (None, None))[0], bm25=f.get("bm25", (None, None))[1],
-                dense_rank=f.get("dense", (None, None))[0], dense=f.get("dense", (None, None))[1],
-                access_rank=access.get(mid),
-            )
-            for mid, f in fields.items()
-        ]
-        weights = FusionWeights(
-            self.config.recall_dense_weight, self.config.recall_rrf_k,
-            self.config.recall_access_weight,
-        )
-        ranked = rank(candidates, weights, self.config.recall_rrf_cutoff)[:k]
-        cut = budget_walk([self._cost(memories[r.memory_id]) for r in ranked], budget)
-        chosen = ranked[: cut.count]
-        self.store.mark_recalled([r.memory_id for r in chosen], now)
-        return {
-            "mode": "semantic",
-            "memories": [
-                {
-                    "rank": i, "relevance": r.relevance,
-                    "scores": {
-                        "rrf": r.rrf,
-                        "dense": None if r.dense is None else round(r.dense, 6),
-                        "bm25": None if r.bm25 is None else round(r.bm25, 6),
-                    },
-                    "content_tokens": memories[r.memory_id].content_tokens,
-                    "created_at": memories[r.memory_id].created_at,
-                    "id": r.memory_id, "ref": memories[r.memory_id].ref,
-                    "content": memories[r.memory_id].content,
-                }
-                for i, r in enumerate(chosen, start=1)
-            ],
-            "total_tokens": cut.total_tokens,
-            "truncated": cut.truncated,
-            "matched_count": len(ranked),
-        }
-
-    def _profile_pool(self) -> list[dict[str, Any]]:
-        query = listing.build_list_query(
-            None, PROFILE, None, None, PROFILE_POOL_LIMIT, 0, "recent", None
-        )
-        profiles = [s.memory for s in self.store.browse(query).memories]
-        if self.config.profile_max_tokens == 0:
-            return []
-        cut = budget_walk([self._cost(m) for m in profiles], self.config.profile_max_tokens)
-        return [
-            {
-                "id": m.id, "ref": m.ref, "content": m.content,
-                "content_tokens": m.content_tokens, "created_at": m.created_at,
-            }
-            for m in profiles[: cut.count]
-        ]
 
     # -- list / get ----------------------------------------------------------------------
     def list_memories(

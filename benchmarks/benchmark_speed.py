@@ -1,0 +1,335 @@
+"""Write throughput, recall latency, dense-search fidelity, cold start, memory and import time.
+
+One throwaway store grows through the checkpoints (default 100 ... 100,000 memories), saved in
+batches of 32 synthetic memories. At each checkpoint: recall latency p50/p95/p99 through the
+service (query embedding included), and recall@10 of the store's dense retriever against an
+exact brute-force cosine over every stored vector. After the largest checkpoint a fresh process
+opens the store and answers a recall (cold start), then keeps recalling; its peak RSS is the
+memory figure. `import tinycontext` is timed in fresh interpreters.
+
+    python benchmarks/benchmark_speed.py                       # full run (~10 min at 100k)
+    python benchmarks/benchmark_speed.py --sizes 100,1000      # quick run
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+if __package__ in (None, ""):  # run as a script: make `benchmarks` importable
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from benchmarks._common import (  # noqa: E402
+    Progress,
+    RecordingEmbedder,
+    add_common_arguments,
+    machine_info,
+    machine_line,
+    make_embedder,
+    make_service,
+    parse_sizes,
+    peak_rss_mb,
+    print_table,
+    throwaway_dir,
+    write_json,
+)
+from benchmarks.metrics import mean, percentile  # noqa: E402
+from benchmarks.synthetic import memory_texts, questions, take  # noqa: E402
+
+DEFAULT_SIZES = "100,1000,5000,20000,100000"
+
+# Runs in a fresh interpreter: what a user's first recall on an existing store costs.
+COLD_START = r"""
+import json, resource, sys, time
+started = time.perf_counter()
+db, models, model, repo, queries, recalls = sys.argv[1:7]
+queries = json.loads(queries)
+import tinycontext
+from tinycontext import TinyContextConfig, build_service
+imported = time.perf_counter()
+config = TinyContextConfig(memory_db_path=db, models_dir=models,
+                           embedding_model="balanced" if model == "hash" else model)
+if model == "hash":
+    sys.path.insert(0, repo)
+    from tests.fakes import HashEmbedder
+    service = build_service(config, embedder=HashEmbedder(384, "hash-384"))
+else:
+    service = build_service(config)
+built = time.perf_counter()
+first = service.recall_memories(queries[0])
+answered = time.perf_counter()
+latencies = []
+for i in range(int(recalls)):
+    t = time.perf_counter()
+    service.recall_memories(queries[(i + 1) % len(queries)])
+    latencies.append(time.perf_counter() - t)
+print(json.dumps({
+    "import_s": imported - started, "build_s": built - imported,
+    "first_recall_s": answered - built, "to_first_answer_s": answered - started,
+    "first_recall_returned": len(first["memories"]),
+    "later_recall_latencies_s": latencies,
+    "model_loads": getattr(service.embedder, "load_count", None),
+    "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0,
+}))
+"""
+
+IMPORT_PROBE = (
+    "import time; t = time.perf_counter(); import {module}; "
+    "print(time.perf_counter() - t)"
+)
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(
+        description="TinyContext speed benchmark: write throughput, recall latency, dense "
+        "recall@10 vs exact cosine, cold start, peak RSS and import time, on a throwaway store.",
+    )
+    parser.add_argument(
+        "--sizes", type=parse_sizes, default=parse_sizes(DEFAULT_SIZES),
+        help=f"store-size checkpoints, comma separated, 'k' allowed (default {DEFAULT_SIZES})",
+    )
+    parser.add_argument("--batch-size", type=int, default=32, help="memories per save call")
+    parser.add_argument("--queries", type=int, default=100, help="recalls timed per checkpoint")
+    parser.add_argument("--warmup", type=int, default=5, help="untimed recalls per checkpoint")
+    parser.add_argument(
+        "--cold-recalls", type=int, default=50,
+        help="recalls the cold-start process makes after its first answer (peak RSS after them)",
+    )
+    parser.add_argument("--import-runs", type=int, default=7, help="fresh interpreters timed")
+    parser.add_argument("--seed", type=int, default=7, help="seed of the synthetic memories")
+    add_common_arguments(parser)
+    return parser.parse_args(argv)
+
+
+def import_times(runs: int) -> dict[str, dict[str, float]]:
+    """Median and max seconds of `import X` in fresh interpreters."""
+    out: dict[str, dict[str, float]] = {}
+    for module in ("tinycontext", "tinycontext.api"):
+        samples = []
+        for _ in range(runs):
+            done = subprocess.run(
+                [sys.executable, "-c", IMPORT_PROBE.format(module=module)],
+                capture_output=True, text=True, check=True,
+            )
+            samples.append(float(done.stdout.strip()))
+        out[module] = {"median_s": percentile(samples, 50), "max_s": max(samples)}
+    return out
+
+
+def cold_start(db: Path, model: str, queries: list[str], recalls: int) -> dict[str, Any]:
+    started = time.perf_counter()
+    done = subprocess.run(
+        [
+            sys.executable, "-c", COLD_START, str(db), str(db.parent / "models"), model,
+            str(Path(__file__).resolve().parent.parent), json.dumps(queries), str(recalls),
+        ],
+        capture_output=True, text=True,
+    )
+    wall = time.perf_counter() - started
+    if done.returncode != 0:
+        raise RuntimeError(f"cold-start process failed:\n{done.stderr}")
+    result: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
+    result["spawn_to_answer_s"] = wall  # includes interpreter start-up and exit
+    lat = [s * 1000 for s in result.pop("later_recall_latencies_s")]
+    if lat:
+        result["later_recall_ms"] = {"p50": percentile(lat, 50), "p95": percentile(lat, 95)}
+    return result
+
+
+def overlap_at_k(matrix: Any, count: int, query: bytes, approx: list[int], k: int) -> float:
+    """Share of the exact top k that the approximate list found; ties at the k-th exact score
+    count as found (any of the tied rows is an equally correct answer)."""
+    import numpy as np
+
+    scores = matrix[:count] @ np.frombuffer(query, dtype=np.float32)
+    k = min(k, count)
+    kth = float(np.partition(-scores, k - 1)[k - 1]) * -1.0
+    found = sum(1 for row in approx[:k] if scores[row] >= kth - 1e-6)
+    return found / k
+
+
+def run(args: argparse.Namespace) -> dict[str, Any]:
+    import numpy as np
+
+    from tinycontext.domain.recall import candidate_pool
+    from tinycontext.ports.store import Scope
+
+    progress = Progress("speed", args.quiet)
+    progress(f"timing `import tinycontext` in {args.import_runs} fresh interpreters")
+    imports = import_times(args.import_runs)
+    queries = questions(args.queries + args.warmup, seed=args.seed + 1)
+    stream = memory_texts(args.seed)
+    checkpoints: list[dict[str, Any]] = []
+    with throwaway_dir("speed") as folder:
+        db = folder / "memories.db"
+        recorder = RecordingEmbedder(make_embedder(args.model, folder / "models"))
+        service = make_service(db, args.model, embedder=recorder)
+        recorder.inner.embed(["load the model before timing"])  # model load is cold start's
+        matrix = np.zeros((max(args.sizes), recorder.dimensions), dtype=np.float32)
+        index_of: dict[str, int] = {}  # memory id -> row of matrix
+        stored = skipped = 0
+        segment_seconds = segment_embed = 0.0
+        segment_start = 0
+        for size in args.sizes:
+            while stored < size:
+                texts = take(stream, min(args.batch_size, size - stored))
+                embed_before = recorder.seconds
+                started = time.perf_counter()
+                result = service.save_memories([{"content": t} for t in texts])
+                segment_seconds += time.perf_counter() - started
+                segment_embed += recorder.seconds - embed_before
+                vectors = recorder.last
+                for entry in result["saved"]:
+                    matrix[stored] = np.frombuffer(vectors[entry["index"]], dtype=np.float32)
+                    index_of[entry["id"]] = stored
+                    stored += 1
+                skipped += len(result.get("skipped_duplicates", []))
+                progress.tick(
+                    f"saved {stored:,}/{size:,} "
+                    f"({(stored - segment_start) / max(segment_seconds, 1e-9):,.0f}/s)"
+                )
+            segment_count = stored - segment_start
+            progress(f"checkpoint {size:,}: timing {args.queries} recalls")
+            for q in queries[: args.warmup]:
+                service.recall_memories(q)
+            latencies, embed_ms, dense_ms, overlaps = [], [], [], []
+            pool = candidate_pool(service.config.recall_top_k)
+            scope = Scope("episodic")
+            for q in queries[args.warmup :]:
+                started = time.perf_counter()
+                service.recall_memories(q)
+                latencies.append((time.perf_counter() - started) * 1000)
+                started = time.perf_counter()
+                vector = recorder.inner.embed([service.config.dense_query_prefix + q])[0]
+                embed_ms.append((time.perf_counter() - started) * 1000)
+                started = time.perf_counter()
+                hits = service.store.nearest(vector, service.model_key, scope, pool)
+                dense_ms.append((time.perf_counter() - started) * 1000)
+                approx = [index_of[h.memory.id] for h in hits[:10]]
+                overlaps.append(overlap_at_k(matrix, stored, vector, approx, 10))
+            row = {
+                "size": size,
+                "stored": stored,
+                "skipped_duplicates": skipped,
+                "segment_memories": segment_count,
+                "write_per_s": segment_count / segment_seconds if segment_seconds else None,
+                "write_embed_share": segment_embed / segment_seconds if segment_seconds else None,
+                "recall_ms": {
+                    "p50": percentile(latencies, 50),
+                    "p95": percentile(latencies, 95),
+                    "p99": percentile(latencies, 99),
+                    "mean": mean(latencies),
+                },
+                "query_embed_ms_p50": percentile(embed_ms, 50),
+                "dense_search_ms": {"p50": percentile(dense_ms, 50),
+                                    "p95": percentile(dense_ms, 95)},
+                "dense_recall_at_10_vs_exact": mean(overlaps),
+                "bench_process_peak_rss_mb": peak_rss_mb(),
+            }
+            checkpoints.append(row)
+            progress(
+                f"checkpoint {size:,}: write {row['write_per_s'] or 0:,.0f}/s, recall p95 "
+                f"{row['recall_ms']['p95']:.1f} ms, dense recall@10 "
+                f"{row['dense_recall_at_10_vs_exact']:.3f}"
+            )
+            segment_start, segment_seconds, segment_embed = stored, 0.0, 0.0
+        service.close()
+        progress(f"cold start: a fresh process opens the {stored:,}-memory store and recalls")
+        cold = cold_start(db, args.model, queries[args.warmup :], args.cold_recalls)
+        db_bytes = sum(p.stat().st_size for p in folder.glob("memories.db*"))
+    return {
+        "checkpoints": checkpoints,
+        "cold_start": cold,
+        "imports": imports,
+        "store_bytes": db_bytes,
+        "matrix_mb": matrix.nbytes / 2**20,
+    }
+
+
+def targets(results: dict[str, Any]) -> list[list[Any]]:
+    """The performance targets of the engine issue that this run can check."""
+    by_size = {c["size"]: c for c in results["checkpoints"]}
+    rows: list[list[Any]] = []
+    if 100 in by_size and 20000 in by_size:
+        ratio = by_size[20000]["recall_ms"]["p95"] / by_size[100]["recall_ms"]["p95"]
+        rows.append(["recall p95 at 20k / p95 at 100", "<= 1.5x", f"{ratio:.2f}x", ratio <= 1.5])
+    if 100000 in by_size:
+        p95 = by_size[100000]["recall_ms"]["p95"]
+        rows.append(["recall p95 at 100k", "< 30 ms", f"{p95:.1f} ms", p95 < 30])
+    writes = [c["write_per_s"] for c in results["checkpoints"] if c["write_per_s"]]
+    if writes:
+        worst = min(writes)
+        rows.append(["write throughput, batches of 32 (slowest segment)", ">= 300/s",
+                     f"{worst:,.0f}/s", worst >= 300])
+    imp = results["imports"]["tinycontext"]["median_s"]
+    rows.append(["`import tinycontext`", "< 0.3 s", f"{imp:.3f} s", imp < 0.3])
+    cold = results["cold_start"]
+    size = results["checkpoints"][-1]["stored"]
+    rows.append([f"peak RSS, fresh process after recalls on {size:,}", "< 600 MB",
+                 f"{cold['peak_rss_mb']:.0f} MB", cold["peak_rss_mb"] < 600])
+    if cold.get("model_loads") is not None:
+        rows.append(["model loads in a process that recalled", "1", cold["model_loads"],
+                     cold["model_loads"] == 1])
+    return [[*r[:3], "yes" if r[3] else "NO"] for r in rows]
+
+
+def report(results: dict[str, Any], args: argparse.Namespace) -> None:
+    print(f"TinyContext speed benchmark, model {args.model}, batches of {args.batch_size}, "
+          f"{args.queries} recalls per checkpoint (default top_k and budget)")
+    print(f"Machine: {machine_line(machine_info())}")
+    rows = [
+        [
+            c["stored"], c["write_per_s"], c["recall_ms"]["p50"], c["recall_ms"]["p95"],
+            c["recall_ms"]["p99"], c["query_embed_ms_p50"], c["dense_search_ms"]["p50"],
+            c["dense_recall_at_10_vs_exact"], c["skipped_duplicates"],
+        ]
+        for c in results["checkpoints"]
+    ]
+    print_table(
+        ["memories", "write/s", "recall p50 ms", "p95 ms", "p99 ms", "query embed p50 ms",
+         "dense search p50 ms", "dense recall@10 vs exact", "skipped dups"],
+        rows, "Throughput and latency (write/s: the batches saved since the previous checkpoint)",
+    )
+    cold = results["cold_start"]
+    later = cold.get("later_recall_ms", {})
+    size = results["checkpoints"][-1]["stored"]
+    print_table(
+        ["measure", "value"],
+        [
+            ["store", f"{size:,} memories, {results['store_bytes'] / 2**20:,.1f} MiB on disk"],
+            ["import + build service (s)", cold["import_s"] + cold["build_s"]],
+            ["first recall incl. model load (s)", cold["first_recall_s"]],
+            ["process spawn to first answer (s)", cold["spawn_to_answer_s"]],
+            ["later recalls in that process p50 / p95 (ms)",
+             f"{later.get('p50', float('nan')):.1f} / {later.get('p95', float('nan')):.1f}"],
+            ["peak RSS of that process (MB)", cold["peak_rss_mb"]],
+            ["model loads in that process", cold.get("model_loads")],
+            ["`import tinycontext` median / max (s)",
+             f"{results['imports']['tinycontext']['median_s']:.3f} / "
+             f"{results['imports']['tinycontext']['max_s']:.3f}"],
+            ["`import tinycontext.api` median (s)",
+             f"{results['imports']['tinycontext.api']['median_s']:.3f}"],
+            ["benchmark process peak RSS (MB, holds the exact-search matrix of "
+             f"{results['matrix_mb']:.0f} MB)", results["checkpoints"][-1]["bench_process_peak_rss_mb"]],
+        ],
+        "Cold start and memory (fresh process on the largest store)",
+    )
+    print_table(["target (engine issue)", "wanted", "measured", "met"], targets(results),
+                "Targets")
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    results = run(args)
+    report(results, args)
+    write_json(args.json_out, "speed", args, results)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,191 @@
+"""recall_memories over the fakes: modes, budgets, counting, profile pool, sessions."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.unit.support import FRAME, save
+from tinycontext.domain.errors import InvalidRequestError, RecallBudgetError, SessionNotFoundError
+
+TOP_KEYS = {"current_time", "mode", "memories", "total_tokens", "truncated", "matched_count",
+            "profile"}
+
+
+def test_empty_store_is_an_empty_result(svc):
+    for result in (svc.recall_memories("anything"), svc.recall_memories()):
+        assert set(result) == TOP_KEYS
+        assert result["memories"] == [] and result["profile"] == []
+        assert (result["total_tokens"], result["truncated"], result["matched_count"]) == (0, False, 0)
+        assert result["current_time"] == "2026-07-31T10:15:00Z"
+
+
+def test_unused_session_is_not_found(svc):
+    save(svc, "The project uses SQLite.", session_id="used")
+    with pytest.raises(SessionNotFoundError):
+        svc.recall_memories("sqlite", session_id="never")
+    with pytest.raises(SessionNotFoundError):
+        svc.recall_memories(session_id="never")
+    with pytest.raises(SessionNotFoundError):
+        svc.list_memories(session_id="never")
+    assert svc.recall_memories("sqlite", session_id="used")["matched_count"] == 1
+
+
+def test_sessions_scope_recall(svc, clock):
+    save(svc, "alpha fact in a", session_id="a")
+    save(svc, "alpha fact in b", session_id="b")
+    save(svc, "alpha fact nowhere")
+    assert [m["content"] for m in svc.recall_memories("alpha", session_id="a")["memories"]] == [
+        "alpha fact in a"
+    ]
+    assert svc.recall_memories("alpha")["matched_count"] == 3
+
+
+@pytest.mark.parametrize("query", [None, "", "   \n"])
+def test_recent_mode(svc, clock, query):
+    for i in range(7):
+        save(svc, f"fact number {i}")
+        clock.advance(60)
+    embed_calls = svc.embedder.calls
+    result = svc.recall_memories(query)
+    assert result["mode"] == "recent"
+    assert svc.embedder.calls == embed_calls  # no embedding call
+    assert [m["content"] for m in result["memories"]] == [f"fact number {i}" for i in (6, 5, 4, 3, 2)]
+    assert [m["rank"] for m in result["memories"]] == [1, 2, 3, 4, 5]
+    for m in result["memories"]:
+        assert set(m) == {"rank", "content_tokens", "created_at", "id", "ref", "content"}
+    assert result["matched_count"] == 5 and not result["truncated"]
+    assert result["total_tokens"] == 5 * (3 + FRAME)
+    listed = svc.list_memories()["memories"]
+    assert all(m["recall_count"] == 0 and m["last_recalled_at"] is None for m in listed)
+
+
+def test_recent_mode_excludes_profile_and_superseded(svc, clock):
+    save(svc, "Call the user Ann.", kind="profile")
+    [old] = save(svc, "The deadline is Friday.")
+    svc.update_memory(old["id"], "The deadline is Monday.")
+    result = svc.recall_memories()
+    assert [m["content"] for m in result["memories"]] == ["The deadline is Monday."]
+    assert [p["content"] for p in result["profile"]] == ["Call the user Ann."]
+
+
+def test_recent_top_k(svc, clock):
+    for i in range(3):
+        save(svc, f"fact number {i}")
+        clock.advance(1)
+    assert len(svc.recall_memories(top_k=2)["memories"]) == 2
+
+
+def test_semantic_mode_fields_and_exact_top_score(svc):
+    [m] = save(svc, "alpha beta gamma delta")
+    result = svc.recall_memories("alpha beta gamma delta")
+    assert result["mode"] == "semantic"
+    [hit] = result["memories"]
+    assert set(hit) == {"rank", "relevance", "scores", "content_tokens", "created_at", "id",
+                        "ref", "content"}
+    assert (hit["rank"], hit["id"], hit["ref"], hit["content_tokens"]) == (1, m["id"], m["ref"], 4)
+    # Rank 1 in both lists: normalised rrf 1.0; identical text: cosine 1.0.
+    assert hit["scores"]["rrf"] == 1.0 and hit["scores"]["dense"] == pytest.approx(1.0, abs=1e-6)
+    assert hit["scores"]["bm25"] > 0 and hit["relevance"] == "high"
+    assert result["total_tokens"] == 4 + FRAME
+
+
+def test_semantic_ranks_the_matching_memory_first_deterministically(svc, clock):
+    for text in ("Lunch is at noon.", "The project stores state in SQLite.", "Cats sleep a lot."):
+        save(svc, text)
+        clock.advance(1)
+    first = svc.recall_memories("Where does the project store state? SQLite?")
+    assert first["memories"][0]["content"] == "The project stores state in SQLite."
+    order = [m["id"] for m in first["memories"]]
+    for _ in range(3):
+        assert [m["id"] for m in svc.recall_memories("Where does the project store state? SQLite?")
+                ["memories"]] == order
+
+
+def test_lone_unrelated_memory_is_low(svc):
+    save(svc, "Lunch is at noon.")
+    [hit] = svc.recall_memories("quantum chromodynamics")["memories"]
+    assert hit["rank"] == 1 and hit["relevance"] == "low"
+    assert hit["scores"]["bm25"] is None and hit["scores"]["rrf"] == 0.5
+
+
+def test_semantic_recall_counts_and_get_does_not(svc, clock):
+    [m] = save(svc, "The project uses SQLite.")
+    assert svc.get_memory(m["id"])["recall_count"] == 0
+    clock.advance(3600)
+    svc.recall_memories("sqlite")
+    svc.recall_memories("project sqlite")
+    got = svc.get_memory(m["id"])
+    assert got["recall_count"] == 2 and got["last_recalled_at"] == "2026-07-31T11:15:00Z"
+    assert svc.get_memory(m["id"])["recall_count"] == 2
+
+
+def test_token_budget_cut(svc, clock):
+    for i in range(3):
+        save(svc, f"alpha fact number {i}")  # 4 words + frame = 10 tokens each
+        clock.advance(1)
+    result = svc.recall_memories("alpha", max_tokens=25)
+    assert len(result["memories"]) == 2 and result["total_tokens"] == 20
+    assert result["truncated"] is True and result["matched_count"] == 3
+    counts = sorted(m["recall_count"] for m in svc.list_memories()["memories"])
+    assert counts == [0, 1, 1]  # only what was returned is counted
+    recent = svc.recall_memories(max_tokens=25)
+    assert len(recent["memories"]) == 2 and recent["truncated"] and recent["matched_count"] == 3
+
+
+def test_single_memory_over_budget_is_returned_alone(svc):
+    save(svc, "alpha " + "word " * 50)
+    result = svc.recall_memories("alpha", max_tokens=5)
+    assert len(result["memories"]) == 1 and result["truncated"] is True
+    assert result["total_tokens"] == 51 + FRAME
+
+
+def test_top_k_applies_before_the_budget(svc, clock):
+    for i in range(4):
+        save(svc, f"alpha fact number {i}")
+        clock.advance(1)
+    result = svc.recall_memories("alpha", top_k=2)
+    assert len(result["memories"]) == 2 and result["matched_count"] == 2
+    assert not result["truncated"]
+
+
+@pytest.mark.parametrize("kwargs", [{"top_k": 0}, {"max_tokens": 0}, {"top_k": -1},
+                                    {"max_tokens": -10}])
+def test_budget_errors(svc, kwargs):
+    with pytest.raises(RecallBudgetError):
+        svc.recall_memories("q", **kwargs)
+    with pytest.raises(RecallBudgetError):
+        svc.recall_memories(None, **kwargs)
+
+
+@pytest.mark.parametrize("kwargs", [{"top_k": True}, {"max_tokens": "5"}, {"query": 5},
+                                    {"query": "x" * 4001}, {"query": "bad \ud800"}])
+def test_invalid_recall_arguments(svc, kwargs):
+    with pytest.raises(InvalidRequestError):
+        svc.recall_memories(**kwargs)
+
+
+def test_profile_pool_in_every_recall_newest_first_and_trimmed(make, clock):
+    svc = make(profile_max_tokens=2 * (4 + FRAME) + 3)  # room for two 4-word profiles
+    for name in ("Ann", "Bea", "Cid"):
+        save(svc, f"Call me {name} please.", kind="profile", session_id="s")
+        clock.advance(60)
+    save(svc, "An episodic fact here.", session_id="s")
+    expected = ["Call me Cid please.", "Call me Bea please."]
+    for result in (svc.recall_memories("fact"), svc.recall_memories("fact", session_id="s"),
+                   svc.recall_memories(), svc.recall_memories(session_id="s")):
+        assert [p["content"] for p in result["profile"]] == expected
+        assert set(result["profile"][0]) == {"id", "ref", "content", "content_tokens", "created_at"}
+        assert all("Call me" not in m["content"] for m in result["memories"])
+
+
+def test_profile_pool_can_be_switched_off(make):
+    svc = make(profile_max_tokens=0)
+    save(svc, "Call me Ann.", kind="profile")
+    assert svc.recall_memories()["profile"] == []
+
+
+def test_profiles_are_never_ranked(svc):
+    save(svc, "Call me Ann.", kind="profile")
+    result = svc.recall_memories("Call me Ann")
+    assert result["memories"] == [] and result["matched_count"] == 0
+    assert [p["content"] for p in result["profile"]] == ["Call me Ann."]

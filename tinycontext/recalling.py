@@ -1,0 +1,111 @@
+"""The two recall modes and the profile pool (SPEC section 2 and 3) over the service's ports."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from tinycontext.domain import listing
+from tinycontext.domain.memory import EPISODIC, PROFILE, Memory
+from tinycontext.domain.recall import Candidate, FusionWeights, budget_walk, candidate_pool, rank
+from tinycontext.domain.text import recall_terms
+from tinycontext.ports.store import Scope
+
+if TYPE_CHECKING:
+    from .service import MemoryService
+
+PROFILE_POOL_LIMIT = 200
+
+
+def recent_recall(service: MemoryService, session: str | None, budget: int, k: int) -> dict[str, Any]:
+    query = listing.build_list_query(session, EPISODIC, None, None, k, 0, "recent", None)
+    page = service.store.browse(query)
+    picked = [s.memory for s in page.memories[:k]]
+    cut = budget_walk([service._cost(m) for m in picked], budget)
+    return {
+        "mode": "recent",
+        "memories": [
+            {
+                "rank": i + 1, "content_tokens": m.content_tokens,
+                "created_at": m.created_at, "id": m.id, "ref": m.ref, "content": m.content,
+            }
+            for i, m in enumerate(picked[: cut.count])
+        ],
+        "total_tokens": cut.total_tokens,
+        "truncated": cut.truncated,
+        "matched_count": len(picked),
+    }
+
+def semantic_recall(
+    service: MemoryService, query: str, session: str | None, budget: int, k: int, now: str
+) -> dict[str, Any]:
+    pool = candidate_pool(k)
+    scope = Scope(EPISODIC, session)
+    vector = service.embedder.embed([service.config.dense_query_prefix + query])[0]
+    lexical = service.store.keyword_search(recall_terms(query), scope, pool)
+    dense = service.store.nearest(vector, service.model_key, scope, pool)
+    memories: dict[str, Memory] = {}
+    fields: dict[str, dict[str, Any]] = {}
+    for position, hit in enumerate(lexical, start=1):
+        memories[hit.memory.id] = hit.memory
+        fields.setdefault(hit.memory.id, {})["bm25"] = (position, hit.score)
+    for position, hit in enumerate(dense, start=1):
+        memories[hit.memory.id] = hit.memory
+        fields.setdefault(hit.memory.id, {})["dense"] = (position, hit.score)
+    access: dict[str, int] = {}
+    if service.config.recall_access_weight > 0:
+        by_use = sorted(memories.values(), key=lambda m: (-m.recall_count, m.id))
+        access = {m.id: i for i, m in enumerate(by_use, start=1)}
+    candidates = [
+        Candidate(
+            memory_id=mid, created_at=memories[mid].created_at,
+            bm25_rank=f.get("bm25", (None, None))[0], bm25=f.get("bm25", (None, None))[1],
+            dense_rank=f.get("dense", (None, None))[0], dense=f.get("dense", (None, None))[1],
+            access_rank=access.get(mid),
+        )
+        for mid, f in fields.items()
+    ]
+    weights = FusionWeights(
+        service.config.recall_dense_weight, service.config.recall_rrf_k,
+        service.config.recall_access_weight,
+    )
+    ranked = rank(candidates, weights, service.config.recall_rrf_cutoff)[:k]
+    cut = budget_walk([service._cost(memories[r.memory_id]) for r in ranked], budget)
+    chosen = ranked[: cut.count]
+    service.store.mark_recalled([r.memory_id for r in chosen], now)
+    return {
+        "mode": "semantic",
+        "memories": [
+            {
+                "rank": i, "relevance": r.relevance,
+                "scores": {
+                    "rrf": r.rrf,
+                    "dense": None if r.dense is None else round(r.dense, 6),
+                    "bm25": None if r.bm25 is None else round(r.bm25, 6),
+                },
+                "content_tokens": memories[r.memory_id].content_tokens,
+                "created_at": memories[r.memory_id].created_at,
+                "id": r.memory_id, "ref": memories[r.memory_id].ref,
+                "content": memories[r.memory_id].content,
+            }
+            for i, r in enumerate(chosen, start=1)
+        ],
+        "total_tokens": cut.total_tokens,
+        "truncated": cut.truncated,
+        "matched_count": len(ranked),
+    }
+
+def profile_pool(service: MemoryService) -> list[dict[str, Any]]:
+    query = listing.build_list_query(
+        None, PROFILE, None, None, PROFILE_POOL_LIMIT, 0, "recent", None
+    )
+    profiles = [s.memory for s in service.store.browse(query).memories]
+    if service.config.profile_max_tokens == 0:
+        return []
+    cut = budget_walk([service._cost(m) for m in profiles], service.config.profile_max_tokens)
+    return [
+        {
+            "id": m.id, "ref": m.ref, "content": m.content,
+            "content_tokens": m.content_tokens, "created_at": m.created_at,
+        }
+        for m in profiles[: cut.count]
+    ]
