@@ -189,8 +189,8 @@ def _max_tokens_hint(folder: Path) -> int:
         value = _read_json(folder / file).get(key)
         if isinstance(value, int) and 0 < value <= 8192:
             return value
-    truncation = _read_json(folder / "tokenizer.json").get("truncation") or {}
-    value = truncation.get("max_length")
+    truncation = _read_json(folder / "tokenizer.json").get("truncation")
+    value = truncation.get("max_length") if isinstance(truncation, dict) else None
     return value if isinstance(value, int) and value > 0 else 512  # BERT's position limit
 
 

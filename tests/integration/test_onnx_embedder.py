@@ -108,7 +108,7 @@ def test_an_empty_list_embeds_to_nothing_without_loading(tmp_path: Path) -> None
 
 def test_a_single_string_is_refused(embedder: OnnxEmbedder) -> None:
     with pytest.raises(TypeError):
-        embedder.embed("not a list")  # type: ignore[arg-type]
+        embedder.embed("not a list")  # a str is a Sequence[str]: refused at run time
 
 
 def test_the_session_loads_lazily_and_once(tmp_path: Path) -> None:
