@@ -243,6 +243,10 @@ class SqliteStore(Store):
             conn.execute("DELETE FROM memory_fts WHERE rowid = ?", (seq,))
             conn.execute("DELETE FROM vector_index WHERE seq = ?", (seq,))
             conn.execute("DELETE FROM memories WHERE seq = ?", (seq,))
+            # A newer version that pointed back at the deleted one now points past it.
+            conn.execute(
+                "UPDATE memories SET supersedes = ? WHERE supersedes = ?", (predecessor_id, memory_id)
+            )
             if predecessor_id is None:
                 return
             if successor_id is not None:

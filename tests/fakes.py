@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import math
 import threading
+import unicodedata
 from array import array
 from collections.abc import Sequence
 from dataclasses import replace
@@ -99,9 +100,9 @@ class InMemoryStore(Store):
 
     def add(self, items: Sequence[NewMemory]) -> None:
         with self._lock:
-            for item in items:
-                if item.memory.id in self._rows:
-                    raise ValueError(f"duplicate id {item.memory.id}")
+            ids = [item.memory.id for item in items]
+            if len(set(ids)) != len(ids) or any(i in self._rows for i in ids):
+                raise ValueError("duplicate memory id")
             for item in items:
                 self._seq += 1
                 memory = item.memory
@@ -118,18 +119,22 @@ class InMemoryStore(Store):
 
     @staticmethod
     def _tokens(memory: Memory) -> list[str]:
-        return [t for g in keyword_groups(searchable_text(memory.content)) for t in g]
+        return [_fold(t) for g in keyword_groups(searchable_text(memory.content)) for t in g]
 
-    def _bm25(self, groups: Sequence[Sequence[str]], docs: list[Memory]) -> dict[str, float]:
+    def _bm25(
+        self, groups: Sequence[Sequence[str]], docs: list[Memory], prefix_last: bool = False
+    ) -> dict[str, float]:
         tokenised = {m.id: self._tokens(m) for m in docs}
+        groups = [[_fold(t) for t in g] for g in groups]
         n = len(docs) or 1
         avg = sum(len(t) for t in tokenised.values()) / n or 1.0
         scores: dict[str, float] = {}
-        for group in groups:
-            df = sum(1 for t in tokenised.values() if _has_phrase(t, group))
+        for index, group in enumerate(groups):
+            prefix = prefix_last and index == len(groups) - 1
+            df = sum(1 for t in tokenised.values() if _phrase_count(t, group, prefix))
             idf = math.log((n - df + 0.5) / (df + 0.5) + 1.0)
             for mid, toks in tokenised.items():
-                tf = _phrase_count(toks, group)
+                tf = _phrase_count(toks, group, prefix)
                 if tf:
                     norm = tf * 2.2 / (tf + 1.2 * (0.25 + 0.75 * len(toks) / avg))
                     scores[mid] = scores.get(mid, 0.0) + idf * norm
@@ -169,11 +174,9 @@ class InMemoryStore(Store):
             ]
             scores: dict[str, float] = {}
             if query.search:
-                rows = [(s, m) for s, m in rows if _matches_all(self._tokens(m), query.search)]
-                scores = self._bm25(query.search[:-1], [m for _, m in rows])
-                last = self._bm25([query.search[-1]], [m for _, m in rows])
-                for mid, value in last.items():
-                    scores[mid] = scores.get(mid, 0.0) + value
+                search = [[_fold(t) for t in g] for g in query.search]
+                rows = [(s, m) for s, m in rows if _matches_all(self._tokens(m), search)]
+                scores = self._bm25(search, [m for _, m in rows], prefix_last=True)
             if query.sort == "recent":
                 rows.sort(key=lambda r: (r[1].created_at, r[0]), reverse=True)
             elif query.sort == "stale":
@@ -210,7 +213,12 @@ class InMemoryStore(Store):
 
     def delete(self, memory_id: str, predecessor_id: str | None, successor_id: str | None) -> None:
         with self._lock:
-            if self._rows.pop(memory_id, None) is None or predecessor_id is None:
+            if self._rows.pop(memory_id, None) is None:
+                return
+            for mid, (seq, m, v) in list(self._rows.items()):
+                if m.supersedes == memory_id:
+                    self._rows[mid] = (seq, replace(m, supersedes=predecessor_id), v)
+            if predecessor_id is None:
                 return
             seq, pred, v = self._rows[predecessor_id]
             if successor_id is None:
@@ -240,6 +248,12 @@ class InMemoryStore(Store):
 
     def close(self) -> None:
         pass
+
+
+def _fold(token: str) -> str:
+    """Case and accent folding, as FTS5's unicode61 tokenizer with remove_diacritics 2 does."""
+    decomposed = unicodedata.normalize("NFKD", token)
+    return "".join(c for c in decomposed if not unicodedata.combining(c)).casefold()
 
 
 def _desc(text: str) -> str:

@@ -19,6 +19,7 @@ from tinycontext.ports.embedder import Embedder
 from tinycontext.ports.store import Store
 from tinycontext.ports.tokenizer import Tokenizer
 from tinycontext.service import MemoryService
+from tinycontext.telemetry import instrumented_service
 
 _shared_lock = threading.Lock()
 _embedders: dict[tuple[str, str, int], Embedder] = {}
@@ -66,8 +67,9 @@ class Container(containers.DeclarativeContainer):
     )
     tokenizer = providers.Singleton(_tokenizer, encoding=config.provided.token_encoding)
     clock = providers.Singleton(_clock)
+    # A plain MemoryService, or a traced one when an OpenTelemetry provider is installed.
     service = providers.Singleton(
-        MemoryService,
+        instrumented_service,
         store=store, embedder=embedder, tokenizer=tokenizer, clock=clock, config=config,
     )
 

@@ -53,8 +53,12 @@ def semantic_recall(
         fields.setdefault(hit.memory.id, {})["dense"] = (position, hit.score)
     access: dict[str, int] = {}
     if service.config.recall_access_weight > 0:
-        by_use = sorted(memories.values(), key=lambda m: (-m.recall_count, m.id))
-        access = {m.id: i for i, m in enumerate(by_use, start=1)}
+        # Competition ranking: equal recall counts share a rank, so ids never break ties here.
+        counts = sorted((m.recall_count for m in memories.values()), reverse=True)
+        first: dict[int, int] = {}
+        for position, count in enumerate(counts, start=1):
+            first.setdefault(count, position)
+        access = {mid: first[m.recall_count] for mid, m in memories.items()}
     candidates = [
         Candidate(
             memory_id=mid, created_at=memories[mid].created_at,
@@ -101,11 +105,15 @@ def profile_pool(service: MemoryService) -> list[dict[str, Any]]:
     profiles = [s.memory for s in service.store.browse(query).memories]
     if service.config.profile_max_tokens == 0:
         return []
-    cut = budget_walk([service._cost(m) for m in profiles], service.config.profile_max_tokens)
+    limit = service.config.profile_max_tokens
+    cut = budget_walk([service._cost(m) for m in profiles], limit)
+    # Unlike recall results, an oversized profile is not attached alone: it rides along with
+    # every recall, so the profile block never exceeds its own budget.
+    count = cut.count if cut.total_tokens <= limit else 0
     return [
         {
             "id": m.id, "ref": m.ref, "content": m.content,
             "content_tokens": m.content_tokens, "created_at": m.created_at,
         }
-        for m in profiles[: cut.count]
+        for m in profiles[:count]
     ]

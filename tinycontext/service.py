@@ -195,6 +195,7 @@ class MemoryService:
         sort: str | None = None,
         search: str | None = None,
     ) -> dict[str, Any]:
+        self.reindexer.ensure_started()
         query = listing.build_list_query(
             check_session_id(session_id), kind, since, until, limit, offset, sort, search
         )

@@ -5,7 +5,6 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 import pytest
-
 from tinycontext.domain.errors import (
     InvalidMemoryKindError,
     InvalidRequestError,

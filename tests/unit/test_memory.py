@@ -177,12 +177,9 @@ def test_parse_instant_malformed(bad):
     assert "since" in info.value.message
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="bug: an ISO basic date 'YYYYMMDD' is parsed as a datetime at midnight, so as "
-    "`until` it does not cover its whole day (domain/memory.py parse_instant: len(text)==10)",
-)
-def test_parse_instant_basic_date_until_covers_whole_day():
-    assert parse_instant("20260731", field="until", end_of_day=True) == utc(
+@pytest.mark.parametrize("text", ["20260731", "2026-W31-5"])
+def test_parse_instant_other_iso_dates_until_covers_whole_day(text):
+    assert parse_instant(text, field="until", end_of_day=True) == utc(
         2026, 7, 31, 23, 59, 59, 999999
     )
+    assert parse_instant(text, field="since") == utc(2026, 7, 31)

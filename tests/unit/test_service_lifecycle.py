@@ -5,14 +5,14 @@ from __future__ import annotations
 import itertools
 
 import pytest
-
-from tests.unit.support import save
 from tinycontext.domain.errors import (
     AmbiguousMemoryReferenceError,
     EmptyMemoryError,
     MemoryAlreadySupersededError,
     MemoryNotFoundError,
 )
+
+from tests.unit.support import save
 
 
 def test_update_replaces_and_hides_the_old_version(svc, clock):
@@ -135,3 +135,10 @@ def test_new_id_is_used_for_saves_and_updates(make):
     [m] = save(svc, "A fact.")
     assert m["id"] == "00000000-0000-4000-8000-000000000001"
     assert svc.update_memory(m["id"], "A new fact.")["id"].endswith("000000000002")
+
+
+def test_delete_oldest_version_clears_the_dangling_supersedes(svc):
+    [y] = save(svc, "Version one of the plan.")
+    x = svc.update_memory(y["id"], "Version two of the plan.")
+    svc.delete_memory(y["id"])
+    assert svc.get_memory(x["id"])["supersedes"] is None

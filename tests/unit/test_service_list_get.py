@@ -5,8 +5,6 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 import pytest
-
-from tests.unit.support import save
 from tinycontext.domain.errors import (
     EmptyMemoryError,
     InvalidMemoryKindError,
@@ -16,6 +14,8 @@ from tinycontext.domain.errors import (
     RecallBudgetError,
 )
 
+from tests.unit.support import save
+
 
 def contents(page):
     return [m["content"] for m in page["memories"]]
@@ -24,7 +24,8 @@ def contents(page):
 @pytest.fixture
 def dated(svc, clock):
     """Three memories on 29, 30 and 31 July 2026 at 12:00 UTC, plus a profile on the 31st."""
-    for day, text in ((29, "alpha on the 29th"), (30, "bravo on the 30th"), (31, "charlie on the 31st")):
+    days = ((29, "alpha on the 29th"), (30, "bravo on the 30th"), (31, "charlie on the 31st"))
+    for day, text in days:
         clock.current = datetime(2026, 7, day, 12, 0, tzinfo=UTC)
         save(svc, text)
     clock.current = datetime(2026, 7, 31, 13, 0, tzinfo=UTC)
@@ -59,7 +60,8 @@ def test_kind_filter(dated):
         ("2026-07-30", None, ["Call the user Ann.", "charlie on the 31st", "bravo on the 30th"]),
         (None, "2026-07-30", ["bravo on the 30th", "alpha on the 29th"]),  # until covers the day
         ("2026-07-30", "2026-07-30", ["bravo on the 30th"]),
-        ("2026-07-30T12:00:00Z", "2026-07-31T12:00:00Z", ["charlie on the 31st", "bravo on the 30th"]),
+        ("2026-07-30T12:00:00Z", "2026-07-31T12:00:00Z",
+         ["charlie on the 31st", "bravo on the 30th"]),
         ("2026-07-30T12:00:01Z", None, ["Call the user Ann.", "charlie on the 31st"]),
         ("2026-07-30T14:00:00+02:00", "2026-07-30T14:00:00+02:00", ["bravo on the 30th"]),
         ("2026-08-01", None, []),

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import pytest
+from tinycontext.domain.errors import InvalidRequestError, RecallBudgetError, SessionNotFoundError
 
 from tests.unit.support import FRAME, save
-from tinycontext.domain.errors import InvalidRequestError, RecallBudgetError, SessionNotFoundError
 
 TOP_KEYS = {"current_time", "mode", "memories", "total_tokens", "truncated", "matched_count",
             "profile"}
@@ -15,7 +15,8 @@ def test_empty_store_is_an_empty_result(svc):
     for result in (svc.recall_memories("anything"), svc.recall_memories()):
         assert set(result) == TOP_KEYS
         assert result["memories"] == [] and result["profile"] == []
-        assert (result["total_tokens"], result["truncated"], result["matched_count"]) == (0, False, 0)
+        assert result["total_tokens"] == 0 and result["matched_count"] == 0
+        assert result["truncated"] is False
         assert result["current_time"] == "2026-07-31T10:15:00Z"
 
 
@@ -49,7 +50,8 @@ def test_recent_mode(svc, clock, query):
     result = svc.recall_memories(query)
     assert result["mode"] == "recent"
     assert svc.embedder.calls == embed_calls  # no embedding call
-    assert [m["content"] for m in result["memories"]] == [f"fact number {i}" for i in (6, 5, 4, 3, 2)]
+    newest = [f"fact number {i}" for i in (6, 5, 4, 3, 2)]
+    assert [m["content"] for m in result["memories"]] == newest
     assert [m["rank"] for m in result["memories"]] == [1, 2, 3, 4, 5]
     for m in result["memories"]:
         assert set(m) == {"rank", "content_tokens", "created_at", "id", "ref", "content"}
@@ -189,3 +191,10 @@ def test_profiles_are_never_ranked(svc):
     result = svc.recall_memories("Call me Ann")
     assert result["memories"] == [] and result["matched_count"] == 0
     assert [p["content"] for p in result["profile"]] == ["Call me Ann."]
+
+
+def test_profile_pool_never_exceeds_profile_max_tokens(make):
+    svc = make(profile_max_tokens=20)
+    save(svc, "word " * 100, kind="profile")
+    pool = svc.recall_memories()["profile"]
+    assert sum(p["content_tokens"] + FRAME for p in pool) <= 20

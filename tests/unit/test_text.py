@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import pytest
-
 from tinycontext.domain.text import (
     informative_tokens,
     keyword_groups,
@@ -90,10 +88,10 @@ def test_informative_tokens_cjk_and_emoji():
     assert informative_tokens("北京 🍕") == frozenset({"北", "京", "emoji1f355"})
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="bug: keyword_groups gives one group per CJK character, not one phrase per word "
-    "as its docstring says, so '北京' also matches '京…北' (domain/text.py keyword_groups)",
-)
-def test_keyword_groups_cjk_word_is_one_phrase():
+def test_keyword_groups_cjk_words_are_adjacent_character_phrases():
     assert keyword_groups("北京 天气") == [["北", "京"], ["天", "气"]]
+    # A CJK run without spaces becomes overlapping two-character phrases.
+    assert keyword_groups("我爱北京") == [["我", "爱"], ["爱", "北"], ["北", "京"]]
+    assert keyword_groups("京") == [["京"]]
+    assert keyword_groups("Tokyo東京タワー") == [["tokyo"], ["東", "京"], ["京", "タ"],
+                                               ["タ", "ワ"], ["ワ", "ー"]]

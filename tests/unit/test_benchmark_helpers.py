@@ -1,0 +1,65 @@
+"""Benchmark helpers: generated data is deterministic and duplicate-free; small utilities."""
+
+from __future__ import annotations
+
+import argparse
+
+import numpy as np
+import pytest
+
+from benchmarks._common import parse_sizes, render_table
+from benchmarks.benchmark_speed import overlap_at_k
+from benchmarks.facts import ATTRIBUTES, hard_facts, plain_facts
+from benchmarks.synthetic import FIRST as FILLER_FIRST
+from benchmarks.synthetic import memory_texts, questions, take
+
+
+def test_synthetic_memories_are_deterministic_distinct_and_sized() -> None:
+    texts = take(memory_texts(7), 3000)
+    assert texts == take(memory_texts(7), 3000)
+    assert len(set(texts)) == len(texts)
+    assert all(15 <= len(t.split()) <= 40 for t in texts)
+    assert questions(5, seed=1) == questions(5, seed=1)
+
+
+def test_plain_facts_one_per_person_with_a_paraphrase() -> None:
+    facts = plain_facts(60, seed=3)
+    assert facts == plain_facts(60, seed=3)
+    assert len({f.person for f in facts}) == 60
+    for fact in facts:
+        assert fact.value in fact.text and fact.value not in fact.question
+        assert fact.person in fact.question
+
+
+def test_hard_facts_form_a_grid_of_confusables_with_updates() -> None:
+    facts = hard_facts(12, seed=3)
+    assert len(facts) == 12 * len(ATTRIBUTES)
+    updated = [f for f in facts if f.old_text]
+    assert len(updated) == 12 * sum(1 for a in ATTRIBUTES if a.update)
+    for fact in updated:
+        assert fact.old_text != fact.text and fact.value in fact.text
+
+
+def test_planted_names_never_appear_in_filler() -> None:
+    planted = {f.person.split()[0] for f in hard_facts(12, 3) + plain_facts(60, 3)}
+    assert planted.isdisjoint(FILLER_FIRST)
+
+
+def test_parse_sizes() -> None:
+    assert parse_sizes("1000,100, 5k,100") == [100, 1000, 5000]
+    with pytest.raises(argparse.ArgumentTypeError):
+        parse_sizes(" , ")
+
+
+def test_overlap_counts_ties_at_the_kth_score_as_found() -> None:
+    matrix = np.array([[1, 0], [0.8, 0.6], [0.8, 0.6], [0, 1]], dtype=np.float32)
+    query = np.array([1, 0], dtype=np.float32).tobytes()
+    assert overlap_at_k(matrix, 4, query, [0, 2], 2) == 1.0  # row 2 ties with row 1
+    assert overlap_at_k(matrix, 4, query, [0, 3], 2) == 0.5
+    assert overlap_at_k(matrix, 1, query, [0], 10) == 1.0  # k larger than the store
+
+
+def test_table_is_markdown() -> None:
+    text = render_table(["a", "b"], [[1234, 0.5], [None, "x"]])
+    assert text.splitlines() == ["| a     | b    |", "|-------|------|",
+                                 "| 1,234 | 0.50 |", "| -     | x    |"]

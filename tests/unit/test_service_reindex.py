@@ -1,0 +1,78 @@
+"""Background re-embedding after a model change, driven synchronously with the fakes."""
+
+from __future__ import annotations
+
+from tinycontext.ports.store import Scope
+
+from tests.fakes import HashEmbedder
+from tests.unit.support import save
+
+
+def test_model_change_reembeds_with_progress_notice(make, clock, store):
+    old = make(embedder=HashEmbedder(key="a"))
+    save(old, "The project stores state in SQLite.", "Lunch is at noon.", "Cats sleep a lot.")
+    assert store.count_pending_embeddings("a") == 0
+
+    new_embedder = HashEmbedder(dimensions=32, key="b")
+    svc = make(embedder=new_embedder)
+    assert store.count_pending_embeddings("b") == 3
+
+    pending = svc.recall_memories("SQLite state")
+    assert "Re-embedding" in pending["notice"] and "0 of 3" in pending["notice"]
+    # Old vectors are never compared with new ones: only BM25 finds anything meanwhile.
+    [hit] = pending["memories"]
+    assert hit["content"] == "The project stores state in SQLite."
+    assert hit["scores"]["dense"] is None and hit["scores"]["bm25"] is not None
+    assert "notice" in svc.recall_memories()
+
+    assert svc.reindexer.run_until_done() == 3
+    assert store.count_pending_embeddings("b") == 0
+    done = svc.recall_memories("SQLite state")
+    assert "notice" not in done
+    assert len(done["memories"]) == 3  # dense search sees every memory again
+    top = done["memories"][0]
+    assert top["content"] == "The project stores state in SQLite."
+    expected = new_embedder.embed(["The project stores state in SQLite."])[0]
+    [stored] = store.nearest(expected, "b", Scope("episodic"), 1)
+    assert stored.memory.content == top["content"] and abs(stored.score - 1.0) < 1e-6
+    assert top["scores"]["dense"] is not None
+    assert "notice" not in svc.list_memories()
+    assert "notice" not in svc.save_memories([{"content": "Another new fact."}])
+
+
+def test_save_during_reembedding_carries_the_notice(make, store):
+    save(make(embedder=HashEmbedder(key="a")), "An old fact.")
+    svc = make(embedder=HashEmbedder(key="b"))
+    result = svc.save_memories([{"content": "A fresh fact."}])
+    assert "Re-embedding" in result["notice"]
+    assert store.count_pending_embeddings("b") == 1  # the new one is embedded with "b"
+    svc.reindexer.run_until_done()
+    assert "notice" not in svc.save_memories([{"content": "Yet another fact."}])
+
+
+def test_no_notice_when_nothing_is_pending(make):
+    svc = make()
+    save(svc, "A fact.")
+    assert "notice" not in svc.recall_memories("fact")
+    assert svc.reindexer.run_until_done() == 0
+
+
+def test_reembedding_covers_superseded_versions(make, store):
+    old = make(embedder=HashEmbedder(key="a"))
+    [m] = save(old, "The deadline is Friday.")
+    old.update_memory(m["id"], "The deadline is Monday.")
+    svc = make(embedder=HashEmbedder(key="b"))
+    assert svc.reindexer.run_until_done() == 2
+    # Restoring the old version after the change gives it a current vector at once.
+    live = svc.list_memories()["memories"][0]["id"]
+    svc.delete_memory(live)
+    assert [r["content"] for r in svc.recall_memories("Friday")["memories"]] == [
+        "The deadline is Friday."]
+    assert svc.recall_memories("Friday")["memories"][0]["scores"]["dense"] is not None
+
+
+def test_list_as_first_call_shows_pending_reembedding(make):
+    save(make(embedder=HashEmbedder(key="a")), "An old fact.")
+    svc = make(embedder=HashEmbedder(key="b"))
+    page = svc.list_memories()
+    assert "Re-embedding" in page.get("notice", "")

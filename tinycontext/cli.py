@@ -1,0 +1,242 @@
+"""The `tinycontext` command: MCP over stdio (default), Streamable HTTP, REST, doctor,
+export and import. Logging goes to stderr; on stdio, stdout belongs to the protocol."""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import logging
+import os
+import sys
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+SERVER_HINT = (
+    "tinycontext {what} needs the `server` extra, which is not installed (missing: {missing}).\n"
+    "Install it with:  pip install 'tinysuite-context[server]'\n"
+    "or run it with:   uvx --from 'tinysuite-context[server]' tinycontext"
+)
+DEFAULT_HOST, DEFAULT_PORT, DEFAULT_REST_PORT = "127.0.0.1", 8000, 8001
+
+
+def _parser() -> argparse.ArgumentParser:
+    from tinycontext import __version__
+
+    parser = argparse.ArgumentParser(
+        prog="tinycontext",
+        description="Token-light, local-first memory for AI agents. Without a command, runs the "
+        "MCP server on stdio. Settings come from context_config.json and TINYCONTEXT_* "
+        "variables (see `tinycontext doctor`).",
+    )
+    parser.add_argument("--version", action="version", version=f"tinycontext {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="command")
+    sub.add_parser("mcp", help="MCP server on stdio (the default)",
+                   description="Serve MCP on stdin/stdout for a local agent client.")
+    for name, what, port in (("serve", "Streamable HTTP MCP at /mcp", DEFAULT_PORT),
+                             ("rest", "the REST API (FastAPI)", DEFAULT_REST_PORT)):
+        p = sub.add_parser(name, help=f"serve {what}", description=f"Serve {what}.")
+        p.add_argument("--host", help=f"address to bind (TINYCONTEXT_HOST, default {DEFAULT_HOST})")
+        p.add_argument("--port", type=int,
+                       help=f"port (TINYCONTEXT_PORT, default {port})")
+    sub.choices["rest"].add_argument("--with-mcp", action="store_true",
+                                     help="also serve Streamable HTTP MCP at /mcp")
+    doctor = sub.add_parser("doctor", help="show the configuration and check readiness",
+                            description="Print the resolved configuration and check storage, "
+                            "SQLite/FTS5, sqlite-vec and the embedding model. Exit 0 when ready.")
+    doctor.add_argument("--json", action="store_true", help="machine-readable output")
+    export = sub.add_parser("export", help="write the store as JSON Lines",
+                            description="Export every memory (or one session's) as JSON Lines.")
+    export.add_argument("-o", "--output", default="-", help="file to write (default stdout)")
+    export.add_argument("--session", help="only this session's memories")
+    export.add_argument("--no-embeddings", action="store_true",
+                        help="leave vectors out (smaller file; import re-embeds)")
+    imp = sub.add_parser("import", help="read a JSON Lines export into the store",
+                         description="Import a JSON Lines export: keeps ids and timestamps, "
+                         "skips memories already present, re-embeds when the model differs.")
+    imp.add_argument("file", help="export file, or - for stdin")
+    imp.add_argument("--batch-size", type=int, default=256, help="memories per transaction")
+    return parser
+
+
+def _missing(*modules: str) -> list[str]:
+    missing = []
+    for name in modules:
+        try:
+            importlib.import_module(name)  # imported next anyway; a broken install counts too
+        except ImportError:
+            missing.append(name)
+    return missing
+
+
+def _needs(what: str, *modules: str) -> int | None:
+    missing = _missing(*modules)
+    if missing:
+        print(SERVER_HINT.format(what=what, missing=", ".join(missing)), file=sys.stderr)
+        return 2
+    return None
+
+
+def _setup_logging() -> None:
+    level = os.environ.get("TINYCONTEXT_LOG_LEVEL", "WARNING").upper()
+    logging.basicConfig(
+        stream=sys.stderr, level=getattr(logging, level, logging.WARNING),
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+    )
+
+
+def _container() -> Any:
+    from tinycontext.config import load_config
+    from tinycontext.container import create_container
+
+    return create_container(load_config())
+
+
+def _address(args: argparse.Namespace, default_port: int) -> tuple[str, int]:
+    host = args.host or os.environ.get("TINYCONTEXT_HOST") or DEFAULT_HOST
+    port = args.port
+    if port is None:
+        raw = os.environ.get("TINYCONTEXT_PORT", str(default_port))
+        try:
+            port = int(raw)
+        except ValueError:
+            raise SystemExit(f"tinycontext: TINYCONTEXT_PORT must be a number, got {raw!r}") from None
+    if not 0 < port < 65536:
+        raise SystemExit(f"tinycontext: port must be 1-65535, got {port}")
+    return host, port
+
+
+def _serving(run: Callable[[Any], None]) -> int:
+    """Telemetry from OTEL_*, one container, and a clean close + flush on the way out."""
+    from tinycontext import telemetry
+
+    shutdown = telemetry.configure_from_environment()
+    container = _container()
+    try:
+        run(container)
+    finally:
+        container.service().close()
+        shutdown()
+    return 0
+
+
+def cmd_mcp(args: argparse.Namespace) -> int:
+    if (code := _needs("mcp", "mcp")) is not None:
+        return code
+    if os.environ.get("TINYCONTEXT_TENANCY", "off").strip().lower() not in ("", "off"):
+        print("tinycontext: hosted mode (TINYCONTEXT_TENANCY) is refused on stdio; use "
+              "`tinycontext serve` behind the proxy.", file=sys.stderr)
+        return 2
+    from tinycontext.adapters.mcp_transports import run_stdio
+
+    return _serving(run_stdio)
+
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    if (code := _needs("serve", "mcp", "uvicorn")) is not None:
+        return code
+    host, port = _address(args, DEFAULT_PORT)
+    from tinycontext.adapters.mcp_transports import http_app, serve_http
+
+    return _serving(lambda c: serve_http(http_app(c, host), host, port, "MCP at /mcp"))
+
+
+def cmd_rest(args: argparse.Namespace) -> int:
+    modules = ("fastapi", "uvicorn", *(("mcp",) if args.with_mcp else ()))
+    if (code := _needs("rest", *modules)) is not None:
+        return code
+    host, port = _address(args, DEFAULT_REST_PORT)
+    from tinycontext.adapters.http_security import allowed_hosts
+    from tinycontext.adapters.mcp_transports import serve_http
+    from tinycontext.adapters.rest_api import create_app
+
+    def run(container: Any) -> None:
+        app = create_app(container, mcp=args.with_mcp, hosts=allowed_hosts(host))
+        serve_http(app, host, port, "REST API")
+
+    return _serving(run)
+
+
+def cmd_doctor(args: argparse.Namespace) -> int:
+    from tinycontext.config import load_config
+    from tinycontext.doctor import run_doctor
+
+    return run_doctor(load_config(), sys.stdout, as_json=args.json)
+
+
+def cmd_export(args: argparse.Namespace) -> int:
+    from tinycontext.adapters.export_import import export_jsonl
+    from tinycontext.config import load_config
+    from tinycontext.container import create_container
+
+    config = load_config()
+    if not Path(config.memory_db_path).exists():
+        print(f"tinycontext export: no store at {config.memory_db_path}; nothing to export.",
+              file=sys.stderr)
+        return 0
+    container = create_container(config)
+    out = sys.stdout if args.output == "-" else open(args.output, "w", encoding="utf-8")  # noqa: SIM115
+    try:
+        count = export_jsonl(
+            container.store(), out, args.session, not args.no_embeddings,
+            progress=lambda n: print(f"exported {n} memories...", file=sys.stderr, flush=True),
+        )
+        out.flush()
+    finally:
+        if out is not sys.stdout:
+            out.close()
+        container.store().close()
+    print(f"tinycontext export: {count} memories written.", file=sys.stderr)
+    return 0
+
+
+def cmd_import(args: argparse.Namespace) -> int:
+    from tinycontext.adapters.export_import import ImportFormatError, ImportReport, import_jsonl
+
+    last = [0.0]
+
+    def progress(report: ImportReport) -> None:
+        if time.monotonic() - last[0] >= 1.0:
+            last[0] = time.monotonic()
+            print(f"imported {report.imported} (already present {report.already_present}, "
+                  f"re-embedded {report.reembedded}) through line {report.lines}...",
+                  file=sys.stderr, flush=True)
+
+    container = _container()
+    source = sys.stdin if args.file == "-" else open(args.file, encoding="utf-8")  # noqa: SIM115
+    try:
+        report = import_jsonl(container.service(), source, max(1, args.batch_size), progress)
+    except ImportFormatError as exc:
+        print(f"tinycontext import: {exc.message}", file=sys.stderr)
+        return 1
+    finally:
+        if source is not sys.stdin:
+            source.close()
+        container.service().close()
+    print(f"tinycontext import: {report.imported} imported, {report.already_present} already "
+          f"present, {report.reembedded} re-embedded ({report.lines} lines).", file=sys.stderr)
+    return 0
+
+
+COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
+    "mcp": cmd_mcp, "serve": cmd_serve, "rest": cmd_rest, "doctor": cmd_doctor,
+    "export": cmd_export, "import": cmd_import,
+}
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    _setup_logging()
+    from tinycontext.domain.errors import TinyContextError
+
+    try:
+        return COMMANDS[args.command or "mcp"](args)
+    except TinyContextError as exc:  # configuration errors name the bad key
+        print(f"tinycontext: {exc.message}", file=sys.stderr)
+        return 2
+    except OSError as exc:
+        print(f"tinycontext: {exc}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        return 130

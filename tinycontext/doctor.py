@@ -1,0 +1,148 @@
+"""`tinycontext doctor`: the resolved configuration and whether everything is ready.
+
+Checks storage writability, SQLite with FTS5, sqlite-vec, the embedding model and the token
+vocabulary. A database that does not exist yet is not created (it is created lazily by the
+first save or recall); the SQLite checks then run on a throw-away file.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import IO, Any
+
+from tinycontext.config import CONFIG_FILE_NAME, ENV_PREFIX, TinyContextConfig, user_config_dir
+
+SECRET_ENV = ("TENANT_SECRET", "TRUSTED_PROXY_TOKEN", "MANAGEMENT_TOKEN")
+SERVER_ENV = ("HOST", "PORT", "ALLOWED_HOSTS", "TENANCY", "MANAGEMENT", "LOG_LEVEL")
+
+
+@dataclass
+class Check:
+    name: str
+    ok: bool
+    detail: str
+
+
+def _config_file(env: dict[str, str]) -> Path:
+    named = env.get(ENV_PREFIX + "CONFIG_FILE")
+    return Path(named).expanduser() if named else user_config_dir() / CONFIG_FILE_NAME
+
+
+def _writable_dir(folder: Path) -> tuple[bool, str]:
+    probe = folder
+    while not probe.exists() and probe != probe.parent:
+        probe = probe.parent
+    if not probe.is_dir():
+        return False, f"{probe} is not a folder"
+    if not os.access(probe, os.W_OK | os.X_OK):
+        return False, f"{probe} is not writable by this user"
+    if probe != folder:
+        return True, f"{folder} will be created (inside writable {probe})"
+    try:
+        with tempfile.NamedTemporaryFile(dir=folder, prefix=".tinycontext-doctor-"):
+            pass
+    except OSError as exc:
+        return False, f"cannot create files in {folder} ({exc.strerror})"
+    return True, f"{folder} is writable"
+
+
+def _check_storage(config: TinyContextConfig) -> list[Check]:
+    from tinycontext.adapters.sqlite_store import SqliteStore
+    from tinycontext.domain.listing import build_list_query
+
+    db = Path(config.memory_db_path)
+    ok, detail = _writable_dir(db.parent)
+    exists = db.exists()
+    if exists and not os.access(db, os.R_OK | os.W_OK):
+        ok, detail = False, f"{db} exists but is not readable and writable by this user"
+    checks = [Check("storage", ok, detail + ("" if not exists else "; database present"))]
+    try:
+        with tempfile.TemporaryDirectory(prefix="tinycontext-doctor-") as scratch:
+            store = SqliteStore(db if exists and ok else Path(scratch) / "doctor.db")
+            try:
+                facts = store.diagnostics()
+                if exists and ok:
+                    query = build_list_query(None, None, None, None, 1, 0, "recent", None)
+                    facts["live_memories"] = store.browse(query).total_count
+            finally:
+                store.close()
+    except Exception as exc:  # noqa: BLE001 - reported, not raised: doctor must finish
+        checks.append(Check("sqlite", False, f"{type(exc).__name__}: {exc}"))
+        return checks
+    count = f", {facts['live_memories']} live memories" if "live_memories" in facts else ""
+    checks.append(Check(
+        "sqlite", bool(facts.get("fts5")),
+        f"{facts['driver']} (SQLite {facts['sqlite_version']}), FTS5 "
+        f"{'available' if facts.get('fts5') else 'MISSING'}, schema {facts['schema_version']}{count}",
+    ))
+    vec = facts.get("sqlite_vec_version") or ""
+    checks.append(Check("sqlite-vec", bool(vec), f"version {vec}" if vec else "not loaded"))
+    return checks
+
+
+def _check_model(config: TinyContextConfig) -> Check:
+    from tinycontext.adapters.models import create_embedder
+
+    started = time.perf_counter()
+    try:
+        embedder = create_embedder(
+            config.embedding_model, Path(config.models_dir), config.embedding_batch_size
+        )
+        vector = embedder.embed(["TinyContext doctor check."])[0]
+    except Exception as exc:  # noqa: BLE001 - the message says how to install the model
+        return Check("embedding model", False, f"{config.embedding_model}: {exc}")
+    if len(vector) != 4 * embedder.dimensions:
+        return Check("embedding model", False, "the model returned vectors of the wrong size")
+    took = time.perf_counter() - started
+    return Check(
+        "embedding model", True,
+        f"{config.embedding_model} -> {embedder.model_key}, {embedder.dimensions} dimensions, "
+        f"loaded and ran in {took:.1f} s",
+    )
+
+
+def _check_tokenizer(config: TinyContextConfig) -> Check:
+    from tinycontext.adapters.tiktoken_tokenizer import TiktokenTokenizer
+
+    try:
+        count = TiktokenTokenizer(config.token_encoding).count("TinyContext doctor check.")
+    except Exception as exc:  # noqa: BLE001
+        return Check("token counts", False, f"{config.token_encoding}: {exc}")
+    return Check("token counts", count > 0, f"{config.token_encoding}, offline vocabulary")
+
+
+def run_doctor(config: TinyContextConfig, out: IO[str], as_json: bool = False) -> int:
+    """Print the report; 0 when every check passed, else 1."""
+    from tinycontext import __version__
+
+    env = dict(os.environ)
+    settings: dict[str, Any] = config.model_dump()
+    config_file = _config_file(env)
+    server = {name.lower(): env.get(ENV_PREFIX + name) for name in SERVER_ENV}
+    server.update({n.lower(): "(set)" if env.get(ENV_PREFIX + n) else None for n in SECRET_ENV})
+    checks = [*_check_storage(config), _check_model(config), _check_tokenizer(config)]
+    ready = all(c.ok for c in checks)
+    if as_json:
+        payload = {
+            "version": __version__, "ready": ready, "config_file": str(config_file),
+            "config_file_found": config_file.is_file(), "config": settings,
+            "server": server, "checks": [asdict(c) for c in checks],
+        }
+        out.write(json.dumps(payload, indent=2) + "\n")
+        return 0 if ready else 1
+    found = "found" if config_file.is_file() else "not present"
+    lines = [f"TinyContext {__version__}", "", f"Configuration (config file {config_file}: {found};"
+             " TINYCONTEXT_* variables override it):"]
+    lines += [f"  {key:<34} {value}" for key, value in settings.items()]
+    lines += ["", "Server settings (environment):"]
+    lines += [f"  {key:<34} {value if value is not None else '-'}" for key, value in server.items()]
+    lines += ["", "Checks:"]
+    lines += [f"  [{'ok' if c.ok else 'FAIL':>4}] {c.name:<16} {c.detail}" for c in checks]
+    lines += ["", "Ready." if ready else "Not ready: fix the failed checks above."]
+    out.write("\n".join(lines) + "\n")
+    return 0 if ready else 1

@@ -1,0 +1,265 @@
+"""Traced service and ports, applied by the container below every transport (telemetry on only).
+
+Attributes are counts, sizes, modes, the model key and error codes: never content, queries,
+session ids, paths or exception messages (SPEC section 10).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from typing import Any
+
+from opentelemetry import metrics, trace
+from opentelemetry.trace import Span, Status, StatusCode
+
+from tinycontext import __version__
+from tinycontext.domain.errors import TinyContextError
+from tinycontext.domain.listing import SORTS, ListQuery
+from tinycontext.domain.memory import Memory
+from tinycontext.ports.embedder import Embedder, Vector
+from tinycontext.ports.store import NewMemory, Page, Scope, Scored, Store
+from tinycontext.service import MemoryService
+
+Base = MemoryService  # the untraced operations
+
+SCOPE = "tinycontext"
+OPERATION = "gen_ai.operation.name"
+RECORDS = "gen_ai.memory.record.count"
+MODEL = "gen_ai.request.model"
+
+
+class _Instruments:
+    def __init__(self) -> None:
+        self.tracer = trace.get_tracer(SCOPE, __version__)
+        meter = metrics.get_meter(SCOPE, __version__)
+        self.duration = meter.create_histogram(
+            "tinycontext.operation.duration", unit="s",
+            description="Duration of TinyContext operations and internal stages.",
+        )
+        self.results = meter.create_histogram(
+            "tinycontext.operation.result.count", unit="{memory}",
+            description="Memories returned or written by an operation.",
+        )
+
+    @contextmanager
+    def span(self, name: str, attributes: dict[str, Any]) -> Iterator[Span]:
+        """A span `tinycontext.<name>` plus a duration sample; errors export their code only."""
+        started = time.perf_counter()
+        error: str | None = None
+        with self.tracer.start_as_current_span(
+            f"tinycontext.{name}", attributes=attributes,
+            record_exception=False, set_status_on_exception=False,
+        ) as span:
+            try:
+                yield span
+            except TinyContextError as exc:
+                error = exc.code
+                raise
+            except BaseException as exc:
+                error = type(exc).__qualname__
+                raise
+            finally:
+                labels = {OPERATION: name}
+                if error is not None:
+                    labels["error.type"] = error
+                    span.set_attribute("error.type", error)
+                    span.set_status(Status(StatusCode.ERROR))
+                self.duration.record(time.perf_counter() - started, labels)
+
+
+_instruments: _Instruments | None = None
+
+
+def instruments() -> _Instruments:
+    global _instruments
+    if _instruments is None:
+        _instruments = _Instruments()
+    return _instruments
+
+
+def _count(result: Any) -> int:
+    return len(result) if isinstance(result, (list, tuple)) else int(bool(result))
+
+
+class TracedStore(Store):
+    """Every Store call as a span `tinycontext.store.<method>`."""
+
+    def __init__(self, inner: Store) -> None:
+        self.inner = inner
+
+    def __getattr__(self, name: str) -> Any:  # diagnostics(), path, ... of the real store
+        return getattr(self.inner, name)
+
+    def _run(self, method: str, call: Callable[[], Any], **attrs: Any) -> Any:
+        with instruments().span(f"store.{method}", {OPERATION: f"store.{method}", **attrs}) as s:
+            result = call()
+            if isinstance(result, Page):
+                s.set_attribute("tinycontext.store.result_count", len(result.memories))
+            elif isinstance(result, list):
+                s.set_attribute("tinycontext.store.result_count", len(result))
+            return result
+
+    def add(self, items: Sequence[NewMemory]) -> None:
+        self._run("add", lambda: self.inner.add(items), **{"tinycontext.store.item_count": len(items)})
+
+    def find(self, key: str, is_ref: bool) -> list[Memory]:
+        return self._run("find", lambda: self.inner.find(key, is_ref))  # type: ignore[no-any-return]
+
+    def keyword_search(self, groups: Sequence[Sequence[str]], scope: Scope, limit: int) -> list[Scored]:
+        return self._run(  # type: ignore[no-any-return]
+            "keyword_search", lambda: self.inner.keyword_search(groups, scope, limit),
+            **{"tinycontext.store.limit": limit},
+        )
+
+    def nearest(self, vector: Vector, model_key: str, scope: Scope, limit: int) -> list[Scored]:
+        return self._run(  # type: ignore[no-any-return]
+            "nearest", lambda: self.inner.nearest(vector, model_key, scope, limit),
+            **{"tinycontext.store.limit": limit},
+        )
+
+    def browse(self, query: ListQuery) -> Page:
+        return self._run("browse", lambda: self.inner.browse(query))  # type: ignore[no-any-return]
+
+    def session_exists(self, session_id: str) -> bool:
+        return self._run("session_exists", lambda: self.inner.session_exists(session_id))  # type: ignore[no-any-return]
+
+    def mark_recalled(self, memory_ids: Sequence[str], at: str) -> None:
+        self._run("mark_recalled", lambda: self.inner.mark_recalled(memory_ids, at),
+                  **{"tinycontext.store.item_count": len(memory_ids)})
+
+    def supersede(self, old_id: str, new: NewMemory, at: str) -> None:
+        self._run("supersede", lambda: self.inner.supersede(old_id, new, at))
+
+    def delete(self, memory_id: str, predecessor_id: str | None, successor_id: str | None) -> None:
+        self._run("delete", lambda: self.inner.delete(memory_id, predecessor_id, successor_id))
+
+    def pending_embeddings(self, model_key: str, limit: int) -> list[Memory]:
+        return self._run(  # type: ignore[no-any-return]
+            "pending_embeddings", lambda: self.inner.pending_embeddings(model_key, limit)
+        )
+
+    def count_pending_embeddings(self, model_key: str) -> int:
+        return self._run(  # type: ignore[no-any-return]
+            "count_pending_embeddings", lambda: self.inner.count_pending_embeddings(model_key)
+        )
+
+    def set_embeddings(self, vectors: Sequence[tuple[str, Vector]], model_key: str) -> None:
+        self._run("set_embeddings", lambda: self.inner.set_embeddings(vectors, model_key),
+                  **{"tinycontext.store.item_count": len(vectors)})
+
+    def close(self) -> None:
+        self.inner.close()
+
+
+class TracedEmbedder(Embedder):
+    """Each embed batch as a span `tinycontext.embed`."""
+
+    def __init__(self, inner: Embedder) -> None:
+        self.inner = inner
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
+
+    @property
+    def model_key(self) -> str:
+        return self.inner.model_key
+
+    @property
+    def dimensions(self) -> int:
+        return self.inner.dimensions
+
+    def embed(self, texts: Sequence[str]) -> list[Vector]:
+        attrs = {OPERATION: "embeddings", MODEL: self.inner.model_key,
+                 "tinycontext.embed.text_count": len(texts)}
+        with instruments().span("embed", attrs):
+            return self.inner.embed(texts)
+
+
+class TracedMemoryService(MemoryService):
+    """The six operations as spans `tinycontext.<operation>` with result-count metrics."""
+
+    def _op(self, name: str, call: Callable[[], dict[str, Any]], **attrs: Any) -> dict[str, Any]:
+        tools = instruments()
+        with tools.span(name, {OPERATION: name, **attrs}) as span:
+            result = call()
+            count, extra = _summary(name, result)
+            span.set_attribute(RECORDS, count)
+            span.set_attributes(extra)
+            tools.results.record(count, {OPERATION: name})
+            return result
+
+    @contextmanager
+    def _stage(self, name: str) -> Iterator[None]:
+        """Internal stage span (rank, reindex) for the engine's optional stage hook."""
+        with instruments().span(name, {OPERATION: name}):
+            yield
+
+    def save_memories(self, memories: Any, session_id: str | None = None) -> dict[str, Any]:
+        attrs = {"tinycontext.request.item_count": _count(memories),
+                 "tinycontext.request.session_scoped": session_id is not None,
+                 MODEL: self.embedder.model_key}
+        return self._op("save_memories", lambda: Base.save_memories(self, memories, session_id),
+                        **attrs)
+
+    def recall_memories(
+        self, query: str | None = None, session_id: str | None = None,
+        max_tokens: int | None = None, top_k: int | None = None,
+    ) -> dict[str, Any]:
+        attrs: dict[str, Any] = {"tinycontext.request.session_scoped": session_id is not None,
+                                 MODEL: self.embedder.model_key}
+        for key, value in (("max_tokens", max_tokens), ("top_k", top_k)):
+            if isinstance(value, int) and not isinstance(value, bool):
+                attrs[f"tinycontext.request.{key}"] = value
+        return self._op(
+            "recall_memories",
+            lambda: Base.recall_memories(self, query, session_id, max_tokens, top_k), **attrs,
+        )
+
+    def list_memories(
+        self, session_id: str | None = None, kind: str | None = None, since: str | None = None,
+        until: str | None = None, limit: int | None = 20, offset: int | None = 0,
+        sort: str | None = None, search: str | None = None,
+    ) -> dict[str, Any]:
+        attrs = {"tinycontext.request.session_scoped": session_id is not None,
+                 "tinycontext.request.search": search is not None}
+        return self._op(
+            "list_memories",
+            lambda: Base.list_memories(
+                self, session_id, kind, since, until, limit, offset, sort, search
+            ),
+            **attrs,
+        )
+
+    def get_memory(self, memory_id: str) -> dict[str, Any]:
+        return self._op("get_memory", lambda: Base.get_memory(self, memory_id))
+
+    def update_memory(self, memory_id: str, content: str) -> dict[str, Any]:
+        return self._op("update_memory", lambda: Base.update_memory(self, memory_id, content),
+                        **{MODEL: self.embedder.model_key})
+
+    def delete_memory(self, memory_id: str) -> dict[str, Any]:
+        return self._op("delete_memory", lambda: Base.delete_memory(self, memory_id))
+
+
+def _summary(name: str, result: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+    """(records returned or written, safe attributes) for one operation's result."""
+    if name == "save_memories":
+        skipped = len(result.get("skipped_duplicates") or [])
+        return len(result["saved"]), {"tinycontext.save.skipped_count": skipped}
+    if name == "recall_memories":
+        return len(result["memories"]), {
+            "tinycontext.recall.mode": result.get("mode", "semantic"),
+            "tinycontext.recall.matched_count": result["matched_count"],
+            "tinycontext.recall.truncated": bool(result["truncated"]),
+            "tinycontext.recall.total_tokens": result["total_tokens"],
+            "tinycontext.recall.profile_count": len(result.get("profile") or []),
+        }
+    if name == "list_memories":
+        sort = result.get("sort")
+        return result["returned_count"], {
+            "tinycontext.list.total_count": result["total_count"],
+            "tinycontext.list.sort": sort if sort in SORTS else "other",
+        }
+    return 1, {}
