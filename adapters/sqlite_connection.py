@@ -53,6 +53,11 @@ class ConnectionPool:
                 self._retry(lambda: migrate(conn))
                 self._migrated = True
             self._all.append(conn)
+        # Per-connection view of the keyword index's document frequencies (not stored).
+        conn.execute(
+            "CREATE VIRTUAL TABLE IF NOT EXISTS temp.memory_vocab "
+            "USING fts5vocab(main, memory_fts, 'row')"
+        )
         tighten(self.path)
         return conn
 

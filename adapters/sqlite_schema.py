@@ -52,6 +52,25 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
         )""",
         "CREATE INDEX IF NOT EXISTS vector_index_scope ON vector_index(model_id, kind, session_id)",
     ),
+    (
+        # IVF partitioning (adapters/sqlite_ivf.py): each vector row's cell in the current
+        # clustering of its model, and the clusterings themselves.
+        "ALTER TABLE vector_index ADD COLUMN cell_key INTEGER NOT NULL DEFAULT 0",
+        "CREATE INDEX IF NOT EXISTS vector_index_cells ON vector_index(model_id, cell_key)",
+        """CREATE TABLE IF NOT EXISTS vector_versions (
+            model_id INTEGER NOT NULL,
+            version INTEGER NOT NULL,
+            trained_on INTEGER NOT NULL,
+            PRIMARY KEY (model_id, version)
+        )""",
+        """CREATE TABLE IF NOT EXISTS vector_centroids (
+            model_id INTEGER NOT NULL,
+            version INTEGER NOT NULL,
+            cell INTEGER NOT NULL,
+            centroid BLOB NOT NULL,
+            PRIMARY KEY (model_id, version, cell)
+        )""",
+    ),
 )
 
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -107,6 +107,10 @@ class Store(Protocol):
         """Store re-made vectors by memory id (ids deleted meanwhile are ignored)."""
         ...
 
+    def maintain_index(self, model_key: str) -> bool:
+        """One bounded step of background index upkeep; True while more remains."""
+        ...
+
     def close(self) -> None:
         """Release connections and files; the store may be reopened by using it again."""
         ...

@@ -246,6 +246,9 @@ class InMemoryStore(Store):
                     seq, m, _ = self._rows[mid]
                     self._rows[mid] = (seq, replace(m, embedding_model=model_key), vector)
 
+    def maintain_index(self, model_key: str) -> bool:
+        return False  # a list scan needs no upkeep
+
     def close(self) -> None:
         pass
 

@@ -16,7 +16,9 @@ if TYPE_CHECKING:
 PROFILE_POOL_LIMIT = 200
 
 
-def recent_recall(service: MemoryService, session: str | None, budget: int, k: int) -> dict[str, Any]:
+def recent_recall(
+    service: MemoryService, session: str | None, budget: int, k: int
+) -> dict[str, Any]:
     query = listing.build_list_query(session, EPISODIC, None, None, k, 0, "recent", None)
     page = service.store.browse(query)
     picked = [s.memory for s in page.memories[:k]]
@@ -40,9 +42,13 @@ def semantic_recall(
 ) -> dict[str, Any]:
     pool = candidate_pool(k)
     scope = Scope(EPISODIC, session)
+    # The keyword side needs no vector: run it while the query is embedded (both release
+    # the GIL: SQLite and onnxruntime work in C).
+    terms = recall_terms(query)
+    keyword = service.background_call(service.store.keyword_search, terms, scope, pool)
     vector = service.embedder.embed([service.config.dense_query_prefix + query])[0]
-    lexical = service.store.keyword_search(recall_terms(query), scope, pool)
     dense = service.store.nearest(vector, service.model_key, scope, pool)
+    lexical = keyword.result()
     memories: dict[str, Memory] = {}
     fields: dict[str, dict[str, Any]] = {}
     for position, hit in enumerate(lexical, start=1):

@@ -1,4 +1,5 @@
-"""Background re-embedding when the model (or document prefix) changes, or rows lack vectors.
+"""Background upkeep: re-embedding when the model (or document prefix) changes or rows lack
+vectors, then the store's index maintenance (e.g. re-clustering the vector index as it grows).
 
 Progress lives in the database itself (each row records the model that embedded it), so a
 restarted process simply picks up the rows still pending. Saves and recalls never wait on it:
@@ -17,6 +18,7 @@ from tinycontext.ports.embedder import Embedder
 from tinycontext.ports.store import Store
 
 log = logging.getLogger("tinycontext.reindex")
+MAINTENANCE_INTERVAL = 5.0
 
 
 class Reindexer:
@@ -38,6 +40,7 @@ class Reindexer:
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._checked = False
+        self._last_kick = 0.0
         self.total = 0
         self.done = 0
         self._started_at = 0.0
@@ -52,15 +55,26 @@ class Reindexer:
                 return
             self._checked = True
             pending = self._store.count_pending_embeddings(self._key)
-            if pending == 0:
-                return
-            self.total, self.done, self.running = pending, 0, True
-            self._started_at = time.monotonic()
-            if self._background:
-                self._thread = threading.Thread(
-                    target=self._run_safely, name="tinycontext-reindex", daemon=True
-                )
-                self._thread.start()
+            if pending:
+                self.total, self.done, self.running = pending, 0, True
+                self._started_at = time.monotonic()
+            self._start_worker()
+
+    def after_write(self) -> None:
+        """Give index upkeep a chance after writes (at most every MAINTENANCE_INTERVAL s)."""
+        now = time.monotonic()
+        if now - self._last_kick >= MAINTENANCE_INTERVAL:
+            with self._lock:
+                self._start_worker()
+
+    def _start_worker(self) -> None:
+        self._last_kick = time.monotonic()
+        if not self._background or (self._thread is not None and self._thread.is_alive()):
+            return
+        self._thread = threading.Thread(
+            target=self._run_safely, name="tinycontext-upkeep", daemon=True
+        )
+        self._thread.start()
 
     def step(self) -> int:
         """Re-embed one batch; returns how many rows it handled (0 when nothing is pending)."""
@@ -87,9 +101,17 @@ class Reindexer:
             handled += count
         return handled
 
+    def maintain_until_done(self) -> int:
+        """Run index upkeep (clustering, re-tagging) to the end; returns the steps taken."""
+        steps = 0
+        while not self._stop.is_set() and self._store.maintain_index(self._key):
+            steps += 1
+        return steps
+
     def _run_safely(self) -> None:
         try:
             self.run_until_done()
+            self.maintain_until_done()
         except Exception:  # noqa: BLE001 - logged without content; retried on next start
             log.exception("re-embedding stopped; it resumes on the next start")
             self.running = False

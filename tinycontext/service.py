@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import contextvars
 import hashlib
+import threading
 import uuid
 from collections.abc import Callable, Sequence
-from typing import Any
+from concurrent.futures import Future, ThreadPoolExecutor
+from typing import Any, TypeVar
 
 from tinycontext.config import TinyContextConfig
 from tinycontext.domain import listing
@@ -37,6 +40,7 @@ from .recalling import profile_pool, recent_recall, semantic_recall
 from .reindex import Reindexer
 from .saving import plan_saves
 
+T = TypeVar("T")
 MAX_ITEMS_PER_SAVE = 1000
 MAX_QUERY_CHARS = 4000
 RECENT_TOP_K = 5
@@ -69,12 +73,23 @@ class MemoryService:
         self.config = config or TinyContextConfig()
         self._new_id = new_id
         self._frame_tokens: int | None = None
+        self._executor: ThreadPoolExecutor | None = None
+        self._executor_lock = threading.Lock()
         self.reindexer = Reindexer(
             store, embedder, clock, self.model_key, self._document_text,
             self.config.embedding_batch_size, background=background,
         )
 
     # -- shared helpers ------------------------------------------------------------------
+    def background_call(self, fn: Callable[..., T], *args: Any) -> Future[T]:
+        """Run `fn` on the service's helper thread, carrying the caller's context (tracing)."""
+        if self._executor is None:
+            with self._executor_lock:
+                if self._executor is None:
+                    self._executor = ThreadPoolExecutor(2, thread_name_prefix="tinycontext")
+        context = contextvars.copy_context()
+        return self._executor.submit(context.run, fn, *args)
+
     @property
     def model_key(self) -> str:
         """The embedder's key plus the document prefix: a change of either re-embeds."""
@@ -148,6 +163,7 @@ class MemoryService:
         session = check_session_id(session_id)
         plan = plan_saves(self, memories, session, self._now())
         self.store.add([item for item in plan.to_store])
+        self.reindexer.after_write()
         result: dict[str, Any] = {"saved": plan.saved}
         if plan.skipped:
             result["skipped_duplicates"] = plan.skipped
@@ -278,6 +294,9 @@ class MemoryService:
 
     def close(self) -> None:
         self.reindexer.stop()
+        if self._executor is not None:
+            self._executor.shutdown(wait=True)
+            self._executor = None
         self.store.close()
 
 

@@ -6,9 +6,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from tinycontext.adapters.sqlite_store import SqliteStore
 
 from tests.fakes import FixedClock, HashEmbedder, WordTokenizer
+from tinycontext.adapters.sqlite_store import SqliteStore
 from tinycontext.config import TinyContextConfig
 from tinycontext.container import build_service
 from tinycontext.service import MemoryService

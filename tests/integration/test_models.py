@@ -14,6 +14,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+
 from tinycontext.adapters import models
 from tinycontext.adapters.models import (
     ModelNotAvailableError,

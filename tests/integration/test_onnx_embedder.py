@@ -10,6 +10,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+
 from tinycontext.adapters.models import ModelNotAvailableError, create_embedder
 from tinycontext.adapters.onnx_embedder import OnnxEmbedder
 from tinycontext.ports.embedder import Embedder

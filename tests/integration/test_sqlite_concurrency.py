@@ -10,10 +10,9 @@ SAVES_PER_WORKER = 40
 
 
 def _worker(path: str, worker: int, errors: multiprocessing.Queue) -> None:  # type: ignore[type-arg]
+    from tests.fakes import HashEmbedder, WordTokenizer
     from tinycontext.adapters.clock import SystemClock
     from tinycontext.adapters.sqlite_store import SqliteStore
-
-    from tests.fakes import HashEmbedder, WordTokenizer
     from tinycontext.config import TinyContextConfig
     from tinycontext.container import build_service
 

@@ -9,14 +9,14 @@ from array import array
 from pathlib import Path
 
 import pytest
+
+from tests.fakes import FixedClock, HashEmbedder, WordTokenizer
 from tinycontext.adapters import sqlite_driver
 from tinycontext.adapters.sqlite_schema import MIGRATIONS, SCHEMA_VERSION
 from tinycontext.adapters.sqlite_store import SqliteStore
-from tinycontext.ports.store import Scope
-
-from tests.fakes import FixedClock, HashEmbedder, WordTokenizer
 from tinycontext.config import TinyContextConfig
 from tinycontext.container import build_service
+from tinycontext.ports.store import Scope
 
 pytestmark = pytest.mark.skipif(os.name != "posix", reason="POSIX permissions")
 
