@@ -22,6 +22,7 @@ from typing import Any
 TRAIN_AT = 4096
 GROWTH = 8
 PROBE_ROWS = 3000
+ROWS_PER_RESULT = 15
 SAMPLE_ROWS = 20000
 KMEANS_ROUNDS = 10
 RETAG_BATCH = 2000
@@ -55,13 +56,16 @@ class Clustering:
         v = np.frombuffer(vector, dtype=np.float32)
         return (self.version << CELL_BITS) | int(np.argmax(self.centroids @ v))
 
-    def probes(self, vector: bytes, rows: int) -> list[int]:
-        """Tags of the cells nearest to `vector`, enough to cover about PROBE_ROWS rows."""
+    def probes(self, vector: bytes, rows: int, limit: int) -> list[int]:
+        """Tags of the cells nearest to `vector`, covering about PROBE_ROWS rows for a recall
+        pool, fewer for a handful of nearest neighbours (dedup looks for near-copies, which
+        sit in the query's own cell or next to it)."""
         import numpy as np
 
         cells = len(self.centroids)
         per_cell = max(rows / cells, 1.0)
-        wanted = min(cells, max(1, math.ceil(probe_rows() / per_cell)))
+        budget = min(probe_rows(), max(probe_rows() // 5, ROWS_PER_RESULT * limit))
+        wanted = min(cells, max(1, math.ceil(budget / per_cell)))
         scores = self.centroids @ np.frombuffer(vector, dtype=np.float32)
         nearest = np.argpartition(-scores, wanted - 1)[:wanted] if wanted < cells else range(cells)
         return [(self.version << CELL_BITS) | int(c) for c in nearest]

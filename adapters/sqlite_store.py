@@ -25,9 +25,9 @@ COLUMNS = (
     "m.id, m.content, m.kind, m.session_id, m.created_at, m.content_tokens, m.recall_count, "
     "m.last_recalled_at, m.superseded_by, m.superseded_at, m.supersedes, m.embedding_model"
 )
-# Exact cosine is computed on this many sign-bit candidates per query (at least twice the
-# pool); in scopes smaller than that every vector is scored exactly.
-MIN_RERANK = 400
+# Exact cosine is computed on twice as many sign-bit candidates as asked for (at least
+# MIN_RERANK); in scopes smaller than that every vector is scored exactly.
+MIN_RERANK = 64
 RERANK_FACTOR = 2
 # Keyword side: at most this many postings scored per query (see _prune_common).
 MIN_POSTINGS = 3000
@@ -230,7 +230,7 @@ class SqliteStore(Store):
                 "SELECT seq, kind, session_id, bits FROM vector_index WHERE model_id = ? "
                 "AND cell_key < ?)"
             )
-            probes = clustering.probes(vector, self._ivf.rows(conn, model_id))
+            probes = clustering.probes(vector, self._ivf.rows(conn, model_id), limit)
             source_params: list[Any] = [
                 model_id, json.dumps(probes), model_id, clustering.version << CELL_BITS,
             ]
