@@ -1,0 +1,207 @@
+"""The two retrievers of the SQLite store: FTS5 BM25 and sqlite-vec cosine, both bounded."""
+
+from __future__ import annotations
+
+import json
+import time
+import unicodedata
+from collections.abc import Sequence
+from typing import Any
+
+from tinycontext.domain.memory import Memory
+from tinycontext.ports.embedder import Vector
+from tinycontext.ports.store import Scope, Scored
+
+from . import sqlite_ivf
+from .sqlite_connection import ConnectionPool
+from .sqlite_ivf import CELL_BITS, COUNT_TTL_SECONDS, IvfIndex
+
+COLUMNS = (
+    "m.id, m.content, m.kind, m.session_id, m.created_at, m.content_tokens, m.recall_count, "
+    "m.last_recalled_at, m.superseded_by, m.superseded_at, m.supersedes, m.embedding_model"
+)
+# Exact cosine is computed on twice as many sign-bit candidates as asked for (at least
+# MIN_RERANK); in scopes smaller than that every vector is scored exactly.
+MIN_RERANK = 64
+RERANK_FACTOR = 2
+# Keyword side: at most this many postings scored per query (see _prune_common).
+MIN_POSTINGS = 3000
+POSTINGS_PER_RESULT = 10
+RAREST_WORD_CAP = 4
+
+
+def _fold(token: str) -> str:
+    """Case and accent folding as FTS5's unicode61 tokenizer with remove_diacritics 2 does."""
+    decomposed = unicodedata.normalize("NFKD", token)
+    return "".join(c for c in decomposed if not unicodedata.combining(c)).casefold()
+
+
+def padded(vector: Vector) -> Vector:
+    """sqlite-vec's binary quantisation needs a multiple of 8 dimensions; zero-pad the rest
+    (identically for stored and query vectors, so Hamming distances stay comparable)."""
+    spare = (len(vector) // 4) % 8
+    return vector + b"\0" * (4 * (8 - spare)) if spare else vector
+
+
+def memory_from_row(row: Sequence[Any]) -> Memory:
+    return Memory(*row[:12])
+
+
+def _phrase(group: Sequence[str], prefix: bool = False) -> str:
+    # Tokens hold only letters and digits (domain.text), so quoting cannot be broken out of.
+    text = '"' + " ".join(t.replace('"', "") for t in group) + '"'
+    return text + "*" if prefix else text
+
+
+def fts_any(groups: Sequence[Sequence[str]]) -> str:
+    return " OR ".join(_phrase(g) for g in groups if g)
+
+
+def fts_all_last_prefix(groups: Sequence[Sequence[str]]) -> str:
+    parts = [_phrase(g) for g in groups[:-1] if g]
+    if groups and groups[-1]:
+        parts.append(_phrase(groups[-1], prefix=True))
+    return " ".join(parts)
+
+
+def scope_sql(scope: Scope, alias: str) -> tuple[str, list[Any]]:
+    sql, params = f" AND {alias}.kind = ?", [scope.kind]
+    if scope.session_id is not None:
+        sql += f" AND {alias}.session_id = ?"
+        params.append(scope.session_id)
+    elif scope.exact:
+        sql += f" AND {alias}.session_id IS NULL"
+    return sql, params
+
+
+class Retrieval:
+    """Keyword and vector candidate search over one store's connections."""
+
+    def __init__(self, pool: ConnectionPool, ivf: IvfIndex) -> None:
+        self._pool = pool
+        self._ivf = ivf
+        self._scope_counts: dict[tuple[int, Scope], tuple[float, int]] = {}
+
+    def _prune_common(self, groups: Sequence[Sequence[str]], limit: int) -> list[Sequence[str]]:
+        """Keep the rarest query words whose postings fit a budget.
+
+        FTS5 scores every document matching any word, so one very common word would make the
+        keyword side cost grow with the store. Common words carry little BM25 weight anyway;
+        the dense side covers their meaning.
+        """
+        tokens = sorted({_fold(t) for g in groups for t in g})
+        if not tokens:
+            return []
+        marks = ",".join("?" * len(tokens))
+        df = dict(self._pool.read(
+            f"SELECT term, doc FROM temp.memory_vocab WHERE term IN ({marks})", tokens
+        ))
+        budget = max(MIN_POSTINGS, POSTINGS_PER_RESULT * limit)
+        ranked = sorted(groups, key=lambda g: (min(df.get(_fold(t), 0) for t in g), list(g)))
+        kept: list[Sequence[str]] = []
+        spent = 0
+        for group in ranked:
+            cost = min(df.get(_fold(t), 0) for t in group)
+            if kept and spent + cost > budget:
+                break
+            if not kept and cost > RAREST_WORD_CAP * budget:
+                return []  # every word is in a large share of the store: nothing to rank by
+            kept.append(group)
+            spent += cost
+        return kept
+
+    def keyword_search(
+        self, groups: Sequence[Sequence[str]], scope: Scope, limit: int
+    ) -> list[Scored]:
+        match = fts_any(self._prune_common(groups, limit))
+        if not match:
+            return []
+        where, params = scope_sql(scope, "m")
+        if scope.session_id is None and not scope.exact:
+            # Whole store: nearly every match is in scope, so rank inside FTS5 first and
+            # look up only the best rows (one memories lookup per row is the main cost).
+            wanted = 2 * limit + 20
+            rows = self._pool.read(
+                "WITH hits AS (SELECT rowid, bm25(memory_fts) AS s FROM memory_fts "
+                "WHERE memory_fts MATCH ? ORDER BY s, rowid DESC LIMIT ?) "
+                f"SELECT {COLUMNS}, -h.s FROM hits h JOIN memories m ON m.seq = h.rowid "
+                f"WHERE m.superseded_by IS NULL{where} "
+                "ORDER BY h.s, m.created_at DESC, m.id LIMIT ?",
+                [match, wanted, *params, limit],
+            )
+            if len(rows) == limit or not self._more_matches(match, wanted):
+                return [Scored(memory_from_row(r), float(r[12])) for r in rows]
+        rows = self._pool.read(
+            f"SELECT {COLUMNS}, -bm25(memory_fts) AS score FROM memory_fts "
+            "JOIN memories m ON m.seq = memory_fts.rowid "
+            f"WHERE memory_fts MATCH ? AND m.superseded_by IS NULL{where} "
+            "ORDER BY bm25(memory_fts), m.created_at DESC, m.id LIMIT ?",
+            [match, *params, limit],
+        )
+        return [Scored(memory_from_row(r), float(r[12])) for r in rows]
+
+    def _more_matches(self, match: str, than: int) -> bool:
+        found = self._pool.read(
+            "SELECT count(*) FROM (SELECT 1 FROM memory_fts WHERE memory_fts MATCH ? LIMIT ?)",
+            (match, than + 1),
+        )
+        return bool(found[0][0] > than)
+
+    def nearest(self, vector: Vector, model_key: str, scope: Scope, limit: int) -> list[Scored]:
+        model_row = self._pool.read("SELECT id FROM embedding_models WHERE key = ?", (model_key,))
+        if not model_row:
+            return []
+        model_id = model_row[0][0]
+        where, params = scope_sql(scope, "v")
+        conn = self._pool.connection()
+        clustering = self._ivf.current(conn, model_id)
+        large = 2 * sqlite_ivf.PROBE_ROWS
+        if clustering is not None and self._scope_rows(conn, model_id, scope) > large:
+            # Large scope: only rows of the nearest cells, plus rows not yet re-tagged.
+            source = (
+                "(SELECT seq, kind, session_id, bits FROM vector_index WHERE model_id = ? "
+                "AND cell_key IN (SELECT value FROM json_each(?)) UNION ALL "
+                "SELECT seq, kind, session_id, bits FROM vector_index WHERE model_id = ? "
+                "AND cell_key < ?)"
+            )
+            probes = clustering.probes(vector, self._ivf.rows(conn, model_id), limit)
+            source_params: list[Any] = [
+                model_id, json.dumps(probes), model_id, clustering.version << CELL_BITS,
+            ]
+            filters = where
+        else:  # small scope (or not clustered yet): every row in scope
+            source, source_params, filters = "vector_index", [], " AND v.model_id = ?" + where
+            params = [model_id, *params]
+        # Stage 1: Hamming distance on sign bits picks a bounded candidate set in C.
+        # Stage 2: exact cosine (sqlite-vec) on those rows' float32 vectors.
+        rows = self._pool.read(
+            f"WITH candidates AS (SELECT v.seq FROM {source} v WHERE 1 = 1{filters} "
+            "ORDER BY vec_distance_hamming(vec_bit(v.bits), vec_bit(?)) LIMIT ?) "
+            f"SELECT {COLUMNS}, 1.0 - vec_distance_cosine(m.embedding, ?) AS similarity "
+            "FROM candidates c JOIN memories m ON m.seq = c.seq "
+            "ORDER BY similarity DESC, m.created_at DESC, m.id LIMIT ?",
+            [
+                *source_params, *params, self._bits(vector),
+                max(MIN_RERANK, RERANK_FACTOR * limit), vector, limit,
+            ],
+        )
+        return [Scored(memory_from_row(r), float(r[12])) for r in rows]
+
+    def _scope_rows(self, conn: Any, model_id: int, scope: Scope) -> int:
+        if scope.session_id is None and not scope.exact and scope.kind == "episodic":
+            return self._ivf.rows(conn, model_id)  # the whole store's episodic vectors
+        key = (model_id, scope)
+        now = time.monotonic()
+        cached = self._scope_counts.get(key)
+        if cached is not None and now - cached[0] < COUNT_TTL_SECONDS:
+            return cached[1]
+        where, params = scope_sql(scope, "v")
+        count = int(conn.execute(
+            f"SELECT count(*) FROM vector_index v WHERE v.model_id = ?{where}",
+            [model_id, *params],
+        ).fetchone()[0])
+        self._scope_counts[key] = (now, count)
+        return count
+
+    def _bits(self, vector: Vector) -> bytes:
+        return bytes(self._pool.read("SELECT vec_quantize_binary(?)", (padded(vector),))[0][0])
