@@ -25,7 +25,7 @@ OTHER_ENV_NAMES = frozenset(
     {
         "HOST", "PORT", "TENANCY", "TENANT_SECRET", "TENANT_STORE_DIR", "TRUSTED_PROXY_CIDRS",
         "TRUSTED_PROXY_TOKEN", "USER_HEADER", "MANAGEMENT", "MANAGEMENT_TOKEN", "CONFIG_FILE",
-        "LOG_LEVEL", "ALLOWED_HOSTS", "STORE_URL", "MAX_OPEN_STORES",
+        "LOG_LEVEL", "ALLOWED_HOSTS", "MAX_OPEN_STORES",
     }
 )
 
@@ -49,7 +49,9 @@ def user_config_dir() -> Path:
 class TinyContextConfig(BaseModel):
     """Every engine setting with its default; frozen once built."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid", validate_default=True)
+    model_config = ConfigDict(
+        frozen=True, extra="forbid", validate_default=True, hide_input_in_errors=True
+    )
 
     memory_db_path: str = Field(default="", description="SQLite file; default data dir/memories.db")
     models_dir: str = Field(default="", description="Downloaded models; default: data dir/models")
@@ -68,6 +70,18 @@ class TinyContextConfig(BaseModel):
     dedup_review_similarity_threshold: float = Field(default=0.80, gt=0.0, le=1.0)
     save_length_notice_tokens: int = Field(default=800, ge=1)
     token_encoding: str = Field(default="o200k_base", pattern=r"^(o200k_base|cl100k_base)$")
+    store_url: str = Field(
+        default="",
+        description="empty: the SQLite file at memory_db_path; postgresql://...: PostgreSQL",
+        repr=False,  # may carry a password
+    )
+
+    @field_validator("store_url")
+    @classmethod
+    def _check_store_url(cls, value: str) -> str:
+        if value and not value.startswith(("postgresql://", "postgres://")):
+            raise ValueError("store_url must be empty (SQLite) or a postgresql:// URL")
+        return value
 
     @field_validator("memory_db_path", "models_dir")
     @classmethod
