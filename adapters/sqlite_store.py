@@ -237,6 +237,23 @@ class SqliteStore(Store):
                 if row is not None and row[8] is None:
                     self._index_vector(conn, row[12], memory_from_row(row), vector)
 
+    def export_page(
+        self, after: int, limit: int, session_id: str | None
+    ) -> list[tuple[int, Memory, Vector | None]]:
+        where, params = "m.seq > ?", [after]  # type: tuple[str, list[Any]]
+        if session_id is not None:
+            where += " AND m.session_id = ?"
+            params.append(session_id)
+        rows = self._pool.read(
+            f"SELECT {COLUMNS}, m.seq, m.embedding FROM memories m WHERE {where} "
+            "ORDER BY m.seq LIMIT ?",
+            [*params, limit],
+        )
+        return [
+            (int(r[12]), memory_from_row(r), None if r[13] is None else bytes(r[13]))
+            for r in rows
+        ]
+
     def close(self) -> None:
         self._pool.close()
 

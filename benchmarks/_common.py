@@ -25,8 +25,27 @@ def add_common_arguments(parser: argparse.ArgumentParser) -> None:
         help="embedding model: a preset (balanced = the default, fast), a model directory, or "
         "'hash' (the deterministic test fake: a smoke run of the harness, not a real figure)",
     )
+    parser.add_argument(
+        "--set", metavar="KEY=VALUE", action="append", default=[], dest="settings",
+        help="override an engine setting for this run, e.g. --set recall_dense_weight=0.3 "
+        "(repeatable; any TinyContextConfig key)",
+    )
     parser.add_argument("--json-out", metavar="PATH", help="also write the results as JSON here")
     parser.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
+
+
+def settings(args: argparse.Namespace) -> dict[str, Any]:
+    """The --set KEY=VALUE overrides as config keyword arguments (JSON values where they parse)."""
+    out: dict[str, Any] = {}
+    for item in getattr(args, "settings", []) or []:
+        key, sep, raw = item.partition("=")
+        if not sep or not key.strip():
+            raise SystemExit(f"--set expects KEY=VALUE, got {item!r}")
+        try:
+            out[key.strip()] = json.loads(raw)
+        except json.JSONDecodeError:
+            out[key.strip()] = raw
+    return out
 
 
 class Progress:
@@ -161,7 +180,10 @@ def machine_info() -> dict[str, Any]:
     with contextlib.suppress(OSError, ValueError, IndexError):
         first = Path("/proc/meminfo").read_text().splitlines()[0]
         memory_gb = round(int(first.split()[1]) / 1024 / 1024, 1)
+    load = os.getloadavg() if hasattr(os, "getloadavg") else (float("nan"),) * 3
     return {
+        "git_revision": git_revision(),
+        "load_average_1_5_15": [round(x, 2) for x in load],
         "cpu": cpu_model(),
         "cores": cores,
         "memory_gb": memory_gb,
@@ -171,11 +193,36 @@ def machine_info() -> dict[str, Any]:
     }
 
 
+def git_revision() -> str:
+    """The commit the engine was measured at (with '+dirty' for uncommitted changes)."""
+    import subprocess
+
+    try:
+        head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=REPO_ROOT,
+                              capture_output=True, text=True, timeout=10).stdout.strip()
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"],
+                               cwd=REPO_ROOT, capture_output=True, text=True,
+                               timeout=10).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return "unknown"
+    return f"{head}{'+dirty' if dirty else ''}" if head else "unknown"
+
+
 def machine_line(info: dict[str, Any]) -> str:
     return (
         f"{info['cpu']}, {info['cores']} cores, {info['memory_gb']} GB RAM, "
-        f"Python {info['python']}, onnxruntime {info['packages']['onnxruntime']}"
+        f"Python {info['python']}, onnxruntime {info['packages']['onnxruntime']}, "
+        f"load average {info['load_average_1_5_15'][0]:.2f}"
     )
+
+
+def warn_if_busy(progress: Progress) -> None:
+    """Timings mean little on a busy machine: say so before starting."""
+    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else 0.0
+    cores = machine_info()["cores"] or 1
+    if load > 0.5 * cores:
+        progress(f"WARNING: load average {load:.2f} on {cores} cores - other work is running, "
+                 "timings will be pessimistic")
 
 
 def format_cell(value: Any) -> str:
@@ -225,7 +272,7 @@ def write_json(path: str | None, name: str, args: argparse.Namespace, results: A
     }
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
-    target.write_text(json.dumps(payload, indent=2, sort_keys=False) + "\n", encoding="utf-8")
+    target.write_text(json.dumps(payload, indent=2, default=str) + "\n", encoding="utf-8")
     print(f"results written to {target}", file=sys.stderr)
 
 

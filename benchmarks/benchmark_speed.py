@@ -35,7 +35,9 @@ from benchmarks._common import (  # noqa: E402
     parse_sizes,
     peak_rss_mb,
     print_table,
+    settings,
     throwaway_dir,
+    warn_if_busy,
     write_json,
 )
 from benchmarks.metrics import mean, percentile  # noqa: E402
@@ -47,13 +49,14 @@ DEFAULT_SIZES = "100,1000,5000,20000,100000"
 COLD_START = r"""
 import json, resource, sys, time
 started = time.perf_counter()
-db, models, model, repo, queries, recalls = sys.argv[1:7]
+db, models, model, repo, queries, recalls, overrides = sys.argv[1:8]
 queries = json.loads(queries)
 import tinycontext
 from tinycontext import TinyContextConfig, build_service
 imported = time.perf_counter()
 config = TinyContextConfig(memory_db_path=db, models_dir=models,
-                           embedding_model="balanced" if model == "hash" else model)
+                           embedding_model="balanced" if model == "hash" else model,
+                           **json.loads(overrides))
 if model == "hash":
     sys.path.insert(0, repo)
     from tests.fakes import HashEmbedder
@@ -121,12 +124,14 @@ def import_times(runs: int) -> dict[str, dict[str, float]]:
     return out
 
 
-def cold_start(db: Path, model: str, queries: list[str], recalls: int) -> dict[str, Any]:
+def cold_start(db: Path, model: str, queries: list[str], recalls: int,
+               overrides: dict[str, Any]) -> dict[str, Any]:
     started = time.perf_counter()
     done = subprocess.run(
         [
             sys.executable, "-c", COLD_START, str(db), str(db.parent / "models"), model,
             str(Path(__file__).resolve().parent.parent), json.dumps(queries), str(recalls),
+            json.dumps(overrides),
         ],
         capture_output=True, text=True,
     )
@@ -160,6 +165,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     from tinycontext.ports.store import Scope
 
     progress = Progress("speed", args.quiet)
+    warn_if_busy(progress)
     progress(f"timing `import tinycontext` in {args.import_runs} fresh interpreters")
     imports = import_times(args.import_runs)
     queries = questions(args.queries + args.warmup, seed=args.seed + 1)
@@ -168,7 +174,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     with throwaway_dir("speed") as folder:
         db = folder / "memories.db"
         recorder = RecordingEmbedder(make_embedder(args.model, folder / "models"))
-        service = make_service(db, args.model, embedder=recorder)
+        service = make_service(db, args.model, embedder=recorder, **settings(args))
         recorder.inner.embed(["load the model before timing"])  # model load is cold start's
         matrix = np.zeros((max(args.sizes), recorder.dimensions), dtype=np.float32)
         index_of: dict[str, int] = {}  # memory id -> row of matrix
@@ -194,7 +200,11 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                     f"({(stored - segment_start) / max(segment_seconds, 1e-9):,.0f}/s)"
                 )
             segment_count = stored - segment_start
-            progress(f"checkpoint {size:,}: timing {args.queries} recalls")
+            progress(f"checkpoint {size:,}: finishing index upkeep, then timing recalls")
+            started = time.perf_counter()
+            upkeep = getattr(getattr(service, "reindexer", None), "maintain_until_done", None)
+            upkeep_steps = upkeep() if upkeep else 0
+            upkeep_seconds = time.perf_counter() - started
             for q in queries[: args.warmup]:
                 service.recall_memories(q)
             latencies, embed_ms, dense_ms, overlaps = [], [], [], []
@@ -217,6 +227,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                 "stored": stored,
                 "skipped_duplicates": skipped,
                 "segment_memories": segment_count,
+                "upkeep_before_timing_s": upkeep_seconds,
+                "upkeep_steps": upkeep_steps,
                 "write_per_s": segment_count / segment_seconds if segment_seconds else None,
                 "write_embed_share": segment_embed / segment_seconds if segment_seconds else None,
                 "recall_ms": {
@@ -240,7 +252,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             segment_start, segment_seconds, segment_embed = stored, 0.0, 0.0
         service.close()
         progress(f"cold start: a fresh process opens the {stored:,}-memory store and recalls")
-        cold = cold_start(db, args.model, queries[args.warmup :], args.cold_recalls)
+        cold = cold_start(db, args.model, queries[args.warmup :], args.cold_recalls,
+                          settings(args))
         db_bytes = sum(p.stat().st_size for p in folder.glob("memories.db*"))
     return {
         "checkpoints": checkpoints,
@@ -286,13 +299,14 @@ def report(results: dict[str, Any], args: argparse.Namespace) -> None:
         [
             c["stored"], c["write_per_s"], c["recall_ms"]["p50"], c["recall_ms"]["p95"],
             c["recall_ms"]["p99"], c["query_embed_ms_p50"], c["dense_search_ms"]["p50"],
-            c["dense_recall_at_10_vs_exact"], c["skipped_duplicates"],
+            c["dense_recall_at_10_vs_exact"], c["upkeep_before_timing_s"],
+            c["skipped_duplicates"],
         ]
         for c in results["checkpoints"]
     ]
     print_table(
         ["memories", "write/s", "recall p50 ms", "p95 ms", "p99 ms", "query embed p50 ms",
-         "dense search p50 ms", "dense recall@10 vs exact", "skipped dups"],
+         "dense search p50 ms", "dense recall@10 vs exact", "upkeep s", "skipped dups"],
         rows, "Throughput and latency (write/s: the batches saved since the previous checkpoint)",
     )
     cold = results["cold_start"]
@@ -315,7 +329,8 @@ def report(results: dict[str, Any], args: argparse.Namespace) -> None:
             ["`import tinycontext.api` median (s)",
              f"{results['imports']['tinycontext.api']['median_s']:.3f}"],
             ["benchmark process peak RSS (MB, holds the exact-search matrix of "
-             f"{results['matrix_mb']:.0f} MB)", results["checkpoints"][-1]["bench_process_peak_rss_mb"]],
+             f"{results['matrix_mb']:.0f} MB)",
+             results["checkpoints"][-1]["bench_process_peak_rss_mb"]],
         ],
         "Cold start and memory (fresh process on the largest store)",
     )

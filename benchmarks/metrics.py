@@ -84,10 +84,12 @@ def reciprocal_rank(ranked: Covers, relevant: Collection[str], k: int | None = N
 
 
 def ndcg_at_k(ranked: Covers, relevant: Collection[str], k: int) -> float:
-    """Binary-gain NDCG@k; a label already credited earlier earns no gain again.
+    """Binary-gain NDCG@k.
 
-    DCG = sum over ranks i <= k of (new relevant labels at i) / log2(i + 1);
-    the ideal puts one relevant label at each of the first min(|relevant|, k) ranks.
+    An item gains 1 when it credits a relevant label not credited earlier, else 0:
+    DCG = sum over ranks i <= k of gain_i / log2(i + 1); the ideal puts a gain at each of the
+    first min(|relevant|, k) ranks, so the value stays within 0..1 even when one item credits
+    several labels.
     """
     _check(relevant, k)
     gold = set(relevant)
@@ -95,8 +97,9 @@ def ndcg_at_k(ranked: Covers, relevant: Collection[str], k: int) -> float:
     dcg = 0.0
     for rank, cover in enumerate(ranked[:k], start=1):
         new = (gold & set(cover)) - seen
-        seen |= new
-        dcg += len(new) / math.log2(rank + 1)
+        if new:
+            seen |= new
+            dcg += 1.0 / math.log2(rank + 1)
     ideal = sum(1.0 / math.log2(rank + 1) for rank in range(1, min(len(gold), k) + 1))
     return dcg / ideal
 

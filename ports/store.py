@@ -107,6 +107,13 @@ class Store(Protocol):
         """Store re-made vectors by memory id (ids deleted meanwhile are ignored)."""
         ...
 
+    def export_page(
+        self, after: int, limit: int, session_id: str | None
+    ) -> list[tuple[int, Memory, Vector | None]]:
+        """Every memory (superseded too) after cursor `after` in insertion order, with its
+        vector and its own cursor value; start with 0. For streaming export."""
+        ...
+
     def maintain_index(self, model_key: str) -> bool:
         """One bounded step of background index upkeep; True while more remains."""
         ...

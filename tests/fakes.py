@@ -246,6 +246,16 @@ class InMemoryStore(Store):
                     seq, m, _ = self._rows[mid]
                     self._rows[mid] = (seq, replace(m, embedding_model=model_key), vector)
 
+    def export_page(
+        self, after: int, limit: int, session_id: str | None
+    ) -> list[tuple[int, Memory, Vector | None]]:
+        with self._lock:
+            rows = sorted(self._rows.values(), key=lambda r: r[0])
+            return [
+                (seq, m, v) for seq, m, v in rows
+                if seq > after and (session_id is None or m.session_id == session_id)
+            ][:limit]
+
     def maintain_index(self, model_key: str) -> bool:
         return False  # a list scan needs no upkeep
 

@@ -101,7 +101,7 @@ def _address(args: argparse.Namespace, default_port: int) -> tuple[str, int]:
         try:
             port = int(raw)
         except ValueError:
-            raise SystemExit(f"tinycontext: TINYCONTEXT_PORT must be a number, got {raw!r}") from None
+            raise SystemExit(f"tinycontext: TINYCONTEXT_PORT is not a number: {raw!r}") from None
     if not 0 < port < 65536:
         raise SystemExit(f"tinycontext: port must be 1-65535, got {port}")
     return host, port
@@ -121,20 +121,30 @@ def _serving(run: Callable[[Any], None]) -> int:
     return 0
 
 
-def cmd_mcp(args: argparse.Namespace) -> int:
-    if (code := _needs("mcp", "mcp")) is not None:
-        return code
-    if os.environ.get("TINYCONTEXT_TENANCY", "off").strip().lower() not in ("", "off"):
+def _hosted_refused(transport: str) -> int | None:
+    """Hosted mode is never served by a transport that cannot authenticate every request."""
+    if os.environ.get("TINYCONTEXT_TENANCY", "off").strip().lower() in ("", "off"):
+        return None
+    if transport == "stdio":
         print("tinycontext: hosted mode (TINYCONTEXT_TENANCY) is refused on stdio; use "
               "`tinycontext serve` behind the proxy.", file=sys.stderr)
-        return 2
+    else:
+        print("tinycontext: hosted mode (TINYCONTEXT_TENANCY) is not available in this "
+              f"{transport} server; refusing to serve one store without authentication.",
+              file=sys.stderr)
+    return 2
+
+
+def cmd_mcp(args: argparse.Namespace) -> int:
+    if (code := _needs("mcp", "mcp") or _hosted_refused("stdio")) is not None:
+        return code
     from tinycontext.adapters.mcp_transports import run_stdio
 
     return _serving(run_stdio)
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
-    if (code := _needs("serve", "mcp", "uvicorn")) is not None:
+    if (code := _needs("serve", "mcp", "uvicorn") or _hosted_refused("HTTP")) is not None:
         return code
     host, port = _address(args, DEFAULT_PORT)
     from tinycontext.adapters.mcp_transports import http_app, serve_http
@@ -144,7 +154,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
 def cmd_rest(args: argparse.Namespace) -> int:
     modules = ("fastapi", "uvicorn", *(("mcp",) if args.with_mcp else ()))
-    if (code := _needs("rest", *modules)) is not None:
+    if (code := _needs("rest", *modules) or _hosted_refused("REST")) is not None:
         return code
     host, port = _address(args, DEFAULT_REST_PORT)
     from tinycontext.adapters.http_security import allowed_hosts

@@ -28,6 +28,19 @@ class Check:
     detail: str
 
 
+def _redact(value: Any) -> Any:
+    """A URL's password (e.g. in store_url) is shown as ***; everything else unchanged."""
+    if not isinstance(value, str) or "://" not in value:
+        return value
+    from urllib.parse import urlsplit, urlunsplit
+
+    parts = urlsplit(value)
+    if parts.password is None:
+        return value
+    host = parts.netloc.rsplit("@", 1)[1]
+    return urlunsplit(parts._replace(netloc=f"{parts.username or ''}:***@{host}"))
+
+
 def _config_file(env: dict[str, str]) -> Path:
     named = env.get(ENV_PREFIX + "CONFIG_FILE")
     return Path(named).expanduser() if named else user_config_dir() / CONFIG_FILE_NAME
@@ -78,7 +91,8 @@ def _check_storage(config: TinyContextConfig) -> list[Check]:
     checks.append(Check(
         "sqlite", bool(facts.get("fts5")),
         f"{facts['driver']} (SQLite {facts['sqlite_version']}), FTS5 "
-        f"{'available' if facts.get('fts5') else 'MISSING'}, schema {facts['schema_version']}{count}",
+        f"{'available' if facts.get('fts5') else 'MISSING'}, "
+        f"schema {facts['schema_version']}{count}",
     ))
     vec = facts.get("sqlite_vec_version") or ""
     checks.append(Check("sqlite-vec", bool(vec), f"version {vec}" if vec else "not loaded"))
@@ -121,7 +135,7 @@ def run_doctor(config: TinyContextConfig, out: IO[str], as_json: bool = False) -
     from tinycontext import __version__
 
     env = dict(os.environ)
-    settings: dict[str, Any] = config.model_dump()
+    settings = {key: _redact(value) for key, value in config.model_dump().items()}
     config_file = _config_file(env)
     server = {name.lower(): env.get(ENV_PREFIX + name) for name in SERVER_ENV}
     server.update({n.lower(): "(set)" if env.get(ENV_PREFIX + n) else None for n in SECRET_ENV})

@@ -78,8 +78,9 @@ def semantic_recall(
         service.config.recall_dense_weight, service.config.recall_rrf_k,
         service.config.recall_access_weight,
     )
-    ranked = rank(candidates, weights, service.config.recall_rrf_cutoff)[:k]
-    cut = budget_walk([service._cost(memories[r.memory_id]) for r in ranked], budget)
+    with service._stage("rank"):
+        ranked = rank(candidates, weights, service.config.recall_rrf_cutoff)[:k]
+        cut = budget_walk([service._cost(memories[r.memory_id]) for r in ranked], budget)
     chosen = ranked[: cut.count]
     service.store.mark_recalled([r.memory_id for r in chosen], now)
     return {

@@ -12,6 +12,7 @@ import logging
 import threading
 import time
 from collections.abc import Callable
+from contextlib import AbstractContextManager, nullcontext
 
 from tinycontext.ports.clock import Clock
 from tinycontext.ports.embedder import Embedder
@@ -31,7 +32,9 @@ class Reindexer:
         document_text: Callable[[str], str],
         batch_size: int,
         background: bool = True,
+        stage: Callable[[], AbstractContextManager[None]] = nullcontext,
     ) -> None:
+        self._stage = stage
         self._store, self._embedder, self._clock = store, embedder, clock
         self._key, self._document_text = model_key, document_text
         self._batch = max(1, batch_size)
@@ -78,14 +81,15 @@ class Reindexer:
 
     def step(self) -> int:
         """Re-embed one batch; returns how many rows it handled (0 when nothing is pending)."""
-        batch = self._store.pending_embeddings(self._key, self._batch)
-        if not batch:
-            self.running = False
-            return 0
-        vectors = self._embedder.embed([self._document_text(m.content) for m in batch])
-        self._store.set_embeddings(
-            [(m.id, v) for m, v in zip(batch, vectors, strict=True)], self._key
-        )
+        with self._stage():
+            batch = self._store.pending_embeddings(self._key, self._batch)
+            if not batch:
+                self.running = False
+                return 0
+            vectors = self._embedder.embed([self._document_text(m.content) for m in batch])
+            self._store.set_embeddings(
+                [(m.id, v) for m, v in zip(batch, vectors, strict=True)], self._key
+            )
         self.done += len(batch)
         self.total = max(self.total, self.done)
         return len(batch)

@@ -8,6 +8,7 @@ import threading
 import uuid
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
+from contextlib import AbstractContextManager, nullcontext
 from typing import Any, TypeVar
 
 from tinycontext.config import TinyContextConfig
@@ -78,9 +79,14 @@ class MemoryService:
         self.reindexer = Reindexer(
             store, embedder, clock, self.model_key, self._document_text,
             self.config.embedding_batch_size, background=background,
+            stage=lambda: self._stage("reindex"),
         )
 
     # -- shared helpers ------------------------------------------------------------------
+    def _stage(self, name: str) -> AbstractContextManager[None]:
+        """Marks an internal stage (rank, reindex); telemetry overrides it with a span."""
+        return nullcontext()
+
     def background_call(self, fn: Callable[..., T], *args: Any) -> Future[T]:
         """Run `fn` on the service's helper thread, carrying the caller's context (tracing)."""
         if self._executor is None:

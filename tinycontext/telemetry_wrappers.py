@@ -28,6 +28,7 @@ SCOPE = "tinycontext"
 OPERATION = "gen_ai.operation.name"
 RECORDS = "gen_ai.memory.record.count"
 MODEL = "gen_ai.request.model"
+ITEMS = "tinycontext.store.item_count"
 
 
 class _Instruments:
@@ -102,12 +103,14 @@ class TracedStore(Store):
             return result
 
     def add(self, items: Sequence[NewMemory]) -> None:
-        self._run("add", lambda: self.inner.add(items), **{"tinycontext.store.item_count": len(items)})
+        self._run("add", lambda: self.inner.add(items), **{ITEMS: len(items)})
 
     def find(self, key: str, is_ref: bool) -> list[Memory]:
         return self._run("find", lambda: self.inner.find(key, is_ref))  # type: ignore[no-any-return]
 
-    def keyword_search(self, groups: Sequence[Sequence[str]], scope: Scope, limit: int) -> list[Scored]:
+    def keyword_search(
+        self, groups: Sequence[Sequence[str]], scope: Scope, limit: int
+    ) -> list[Scored]:
         return self._run(  # type: ignore[no-any-return]
             "keyword_search", lambda: self.inner.keyword_search(groups, scope, limit),
             **{"tinycontext.store.limit": limit},
@@ -127,7 +130,7 @@ class TracedStore(Store):
 
     def mark_recalled(self, memory_ids: Sequence[str], at: str) -> None:
         self._run("mark_recalled", lambda: self.inner.mark_recalled(memory_ids, at),
-                  **{"tinycontext.store.item_count": len(memory_ids)})
+                  **{ITEMS: len(memory_ids)})
 
     def supersede(self, old_id: str, new: NewMemory, at: str) -> None:
         self._run("supersede", lambda: self.inner.supersede(old_id, new, at))
@@ -147,7 +150,19 @@ class TracedStore(Store):
 
     def set_embeddings(self, vectors: Sequence[tuple[str, Vector]], model_key: str) -> None:
         self._run("set_embeddings", lambda: self.inner.set_embeddings(vectors, model_key),
-                  **{"tinycontext.store.item_count": len(vectors)})
+                  **{ITEMS: len(vectors)})
+
+    def maintain_index(self, model_key: str) -> bool:
+        return self._run(  # type: ignore[no-any-return]
+            "maintain_index", lambda: self.inner.maintain_index(model_key)
+        )
+
+    def export_page(
+        self, after: int, limit: int, session_id: str | None
+    ) -> list[tuple[int, Memory, Vector | None]]:
+        return self._run(  # type: ignore[no-any-return]
+            "export_page", lambda: self.inner.export_page(after, limit, session_id)
+        )
 
     def close(self) -> None:
         self.inner.close()

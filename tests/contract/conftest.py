@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
-from tinycontext.ports.store import Store
 
 from tests.fakes import InMemoryStore
+from tinycontext.ports.store import Store
 
 
 @pytest.fixture(params=["memory", "sqlite"])

@@ -4,11 +4,10 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from tests.fakes import HashEmbedder
 from tinycontext.domain.listing import build_list_query
 from tinycontext.domain.memory import Memory
 from tinycontext.ports.store import NewMemory
-
-from tests.fakes import HashEmbedder
 
 EMBEDDER = HashEmbedder()
 KEY = EMBEDDER.model_key

@@ -7,9 +7,9 @@ from array import array
 from functools import lru_cache
 
 import pytest
-from tinycontext.ports.embedder import Embedder
 
 from tests.fakes import HashEmbedder
+from tinycontext.ports.embedder import Embedder
 
 TEXTS = ["The project uses SQLite for local state.", "hello", "我爱北京 🍕", "v2.3.1 on 3 March",
          "a much longer sentence " * 10]

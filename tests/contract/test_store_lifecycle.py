@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import pytest
-from tinycontext.domain.errors import MemoryAlreadySupersededError
-from tinycontext.ports.store import Scope
 
 from tests.contract.store_support import KEY, day, listing, mem, mid, new, vec
 from tests.fakes import HashEmbedder
+from tinycontext.domain.errors import MemoryAlreadySupersededError
+from tinycontext.ports.store import Scope
 
 EPI = Scope("episodic")
 

@@ -5,11 +5,11 @@ from __future__ import annotations
 from array import array
 
 import pytest
-from tinycontext.domain.text import keyword_groups, recall_terms
-from tinycontext.ports.store import Scope, Store
 
 from tests.contract.store_support import KEY, day, mem, mid, new, vec
 from tests.fakes import HashEmbedder
+from tinycontext.domain.text import keyword_groups, recall_terms
+from tinycontext.ports.store import Scope, Store
 
 EPI = Scope("episodic")
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 
 import pytest
-from tinycontext.ports.clock import Clock
-from tinycontext.ports.tokenizer import Tokenizer
 
 from tests.fakes import FixedClock, WordTokenizer
+from tinycontext.ports.clock import Clock
+from tinycontext.ports.tokenizer import Tokenizer
 
 SAMPLES = ["hello world", "The project uses SQLite for local state.", "我爱北京 😀",
            "v2.3.1 on 3 March 2026", " ", "<|endoftext|> is plain text here"]

@@ -210,3 +210,10 @@ def test_mcp_mounted_in_the_rest_app_shares_the_store(tmp_path: Path) -> None:
         assert "Mounted MCP works." in anyio.run(main)
         listed = httpx.get(base + "/list_memories").json()
         assert [m["content"] for m in listed["memories"]] == ["Mounted MCP works."]
+
+
+def test_oversized_bodies_are_refused_before_parsing(api: httpx.Client) -> None:
+    huge = {"memories": [{"content": "x" * (5 * 1024 * 1024)}]}
+    response = api.post("/save_memories", json=huge)
+    assert response.status_code == 413 and response.json()["detail"]["code"] == "invalid_request"
+    assert api.get("/list_memories").json()["total_count"] == 0

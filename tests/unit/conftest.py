@@ -6,11 +6,11 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from tinycontext.ports.embedder import Embedder
 
 from tests.fakes import FixedClock, HashEmbedder, InMemoryStore, WordTokenizer
 from tinycontext.config import TinyContextConfig
 from tinycontext.container import build_service
+from tinycontext.ports.embedder import Embedder
 from tinycontext.service import MemoryService
 
 

@@ -8,7 +8,6 @@ from collections.abc import Sequence
 from typing import Any
 
 from tinycontext.ports.embedder import Embedder, Vector
-
 from tinycontext.service import MemoryService
 
 # WordTokenizer counts the recall frame around each memory (rendering.MEMORY_FRAME) as 6 words:

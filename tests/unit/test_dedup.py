@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+
 from tinycontext.domain.dedup import DedupVerdict, Neighbour, adds_nothing, judge
 
 DUP, REVIEW = 0.95, 0.80

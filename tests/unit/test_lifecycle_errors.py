@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+
 from tinycontext.domain import errors
 from tinycontext.domain.errors import ERROR_STATUS, MemoryAlreadySupersededError, TinyContextError
 from tinycontext.domain.lifecycle import DeletionPlan, check_updatable, plan_deletion

@@ -5,6 +5,7 @@ from __future__ import annotations
 from datetime import UTC, date, datetime, timedelta, timezone
 
 import pytest
+
 from tinycontext.domain.errors import (
     EmptyMemoryError,
     InvalidMemoryKindError,

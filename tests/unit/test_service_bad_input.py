@@ -5,9 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from tinycontext.domain.errors import TinyContextError
 
 from tests.unit.support import save
+from tinycontext.domain.errors import TinyContextError
 from tinycontext.service import MemoryService
 
 FTS_NASTIES = ['"', "*", "NEAR(", "AND", "-", ":", "OR", "^", '"unterminated', "a AND b",

@@ -5,14 +5,14 @@ from __future__ import annotations
 import itertools
 
 import pytest
+
+from tests.unit.support import save
 from tinycontext.domain.errors import (
     AmbiguousMemoryReferenceError,
     EmptyMemoryError,
     MemoryAlreadySupersededError,
     MemoryNotFoundError,
 )
-
-from tests.unit.support import save
 
 
 def test_update_replaces_and_hides_the_old_version(svc, clock):

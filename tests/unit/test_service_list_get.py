@@ -5,6 +5,8 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 import pytest
+
+from tests.unit.support import save
 from tinycontext.domain.errors import (
     EmptyMemoryError,
     InvalidMemoryKindError,
@@ -13,8 +15,6 @@ from tinycontext.domain.errors import (
     MemoryNotFoundError,
     RecallBudgetError,
 )
-
-from tests.unit.support import save
 
 
 def contents(page):

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import pytest
-from tinycontext.domain.errors import InvalidRequestError, RecallBudgetError, SessionNotFoundError
 
 from tests.unit.support import FRAME, save
+from tinycontext.domain.errors import InvalidRequestError, RecallBudgetError, SessionNotFoundError
 
 TOP_KEYS = {"current_time", "mode", "memories", "total_tokens", "truncated", "matched_count",
             "profile"}

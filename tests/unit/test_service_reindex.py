@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-from tinycontext.ports.store import Scope
-
 from tests.fakes import HashEmbedder
 from tests.unit.support import save
+from tinycontext.ports.store import Scope
 
 
 def test_model_change_reembeds_with_progress_notice(make, clock, store):

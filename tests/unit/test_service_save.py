@@ -3,15 +3,15 @@
 from __future__ import annotations
 
 import pytest
+
+from tests.fakes import HashEmbedder
+from tests.unit.support import TableEmbedder, save
 from tinycontext.domain.errors import (
     EmptyMemoryError,
     InvalidMemoryKindError,
     InvalidRequestError,
 )
 from tinycontext.domain.memory import MemoryInput, ref_of
-
-from tests.fakes import HashEmbedder
-from tests.unit.support import TableEmbedder, save
 
 BASE = "moved to Berlin on 3 March"
 

@@ -1,0 +1,219 @@
+"""Export a store as JSON Lines and import it back (streaming both ways, constant memory).
+
+One memory per line with every stored field, the key of the model that embedded it and the
+embedding itself (base64 of little-endian float32, or null). Import keeps ids, timestamps
+and lifecycle fields, reuses embeddings made by the current model and re-embeds the rest,
+skips ids already present (so running it twice changes nothing), and stops at the first
+malformed line with its line number after committing every line before it.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+import re
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, replace
+from datetime import datetime
+from typing import IO, Any
+
+from tinycontext.domain.errors import InvalidRequestError, TinyContextError
+from tinycontext.domain.memory import (
+    PROFILE,
+    Memory,
+    check_kind,
+    check_session_id,
+    clean_content,
+    parse_memory_key,
+)
+from tinycontext.ports.store import NewMemory, Store
+
+PAGE = 500
+_STAMP = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z$")
+
+
+class ImportFormatError(InvalidRequestError):
+    """A line of an import file is not a valid memory record; the message names the line."""
+
+    def __init__(self, line: int, problem: str, imported: int) -> None:
+        super().__init__(
+            f"line {line}: {problem}. The {imported} memories before it were imported; fix the "
+            "line and run the import again (memories already present are skipped)."
+        )
+        self.line, self.imported = line, imported
+
+
+# -- export ----------------------------------------------------------------------------------
+def iter_stored(
+    store: Store, session_id: str | None = None
+) -> Iterator[tuple[Memory, bytes | None]]:
+    """Every memory (superseded ones too) with its vector, oldest first, a page at a time."""
+    after = 0
+    while True:
+        page = store.export_page(after, PAGE, session_id)
+        if not page:
+            return
+        for _, memory, vector in page:
+            yield memory, vector
+        after = page[-1][0]
+
+
+def record(memory: Memory, vector: bytes | None, with_embedding: bool = True) -> dict[str, Any]:
+    """The JSON object of one exported memory."""
+    return {
+        "id": memory.id, "ref": memory.ref, "kind": memory.kind, "session_id": memory.session_id,
+        "content": memory.content, "created_at": memory.created_at,
+        "content_tokens": memory.content_tokens, "recall_count": memory.recall_count,
+        "last_recalled_at": memory.last_recalled_at, "superseded_by": memory.superseded_by,
+        "superseded_at": memory.superseded_at, "supersedes": memory.supersedes,
+        "embedding_model": memory.embedding_model if vector is not None else None,
+        "embedding": base64.b64encode(vector).decode() if with_embedding and vector else None,
+    }
+
+
+def export_jsonl(
+    store: Store, out: IO[str], session_id: str | None = None, with_embeddings: bool = True,
+    progress: Callable[[int], None] | None = None,
+) -> int:
+    """Write every memory (or one session's) as JSON Lines; returns how many were written."""
+    count = 0
+    for memory, vector in iter_stored(store, session_id):
+        out.write(json.dumps(record(memory, vector, with_embeddings), ensure_ascii=False) + "\n")
+        count += 1
+        if progress is not None and count % 10000 == 0:
+            progress(count)
+    return count
+
+
+# -- import ----------------------------------------------------------------------------------
+@dataclass
+class ImportReport:
+    imported: int = 0
+    already_present: int = 0
+    reembedded: int = 0
+    lines: int = 0
+
+
+def _stamp(data: dict[str, Any], key: str, required: bool = False) -> str | None:
+    value = data.get(key)
+    if value is None and not required:
+        return None
+    if not isinstance(value, str) or not _STAMP.match(value):
+        raise ValueError(f"{key} must be a UTC timestamp like 2026-07-31T10:15:00Z")
+    datetime.strptime(value, "%Y-%m-%dT%H:%M:%SZ")  # rejects impossible dates
+    return value
+
+
+def _uuid(data: dict[str, Any], key: str, required: bool = False) -> str | None:
+    value = data.get(key)
+    if value is None and not required:
+        return None
+    try:
+        parsed = parse_memory_key(value) if isinstance(value, str) else None
+    except TinyContextError:
+        parsed = None
+    if parsed is None or parsed.is_ref:
+        raise ValueError(f"{key} must be a full memory id (uuid)")
+    return parsed.value
+
+
+def parse_record(raw: str) -> tuple[Memory, bytes | None]:
+    """A memory (embedding_model = the key that made `vector`) from one line, or ValueError."""
+    try:
+        data = json.loads(raw)
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"not valid JSON ({exc.msg})") from None
+    if not isinstance(data, dict):
+        raise ValueError("not a JSON object")
+    try:
+        memory_id = _uuid(data, "id", required=True)
+        content = clean_content(data.get("content"))
+        kind = check_kind(data.get("kind"))
+        session = check_session_id(data.get("session_id"))
+    except TinyContextError as exc:
+        raise ValueError(exc.message) from None
+    if kind == PROFILE and session is not None:
+        raise ValueError("a profile memory cannot have a session_id")
+    count = data.get("recall_count", 0)
+    if isinstance(count, bool) or not isinstance(count, int) or count < 0:
+        raise ValueError("recall_count must be a whole number >= 0")
+    vector: bytes | None = None
+    if data.get("embedding") is not None:
+        try:
+            vector = base64.b64decode(str(data["embedding"]), validate=True)
+        except (binascii.Error, ValueError):
+            raise ValueError("embedding must be base64 text or null") from None
+    model = data.get("embedding_model")
+    memory = Memory(
+        id=memory_id or "", content=content, kind=kind, session_id=session,
+        created_at=_stamp(data, "created_at", required=True) or "", content_tokens=0,
+        recall_count=count, last_recalled_at=_stamp(data, "last_recalled_at"),
+        superseded_by=_uuid(data, "superseded_by"), superseded_at=_stamp(data, "superseded_at"),
+        supersedes=_uuid(data, "supersedes"),
+        embedding_model=model if isinstance(model, str) and vector is not None else None,
+    )
+    return memory, vector
+
+
+def import_jsonl(
+    service: Any, lines: Iterable[str], batch_size: int = 256,
+    progress: Callable[[ImportReport], None] | None = None,
+) -> ImportReport:
+    """Import JSON Lines into the service's store (see module docstring for the guarantees)."""
+    store: Store = service.store
+    report = ImportReport()
+    pending: list[tuple[Memory, bytes | None]] = []
+    pending_ids: set[str] = set()
+
+    def flush() -> None:
+        if pending:
+            report.reembedded += _store_batch(service, pending)
+            report.imported += len(pending)
+            pending.clear()
+            pending_ids.clear()
+            if progress is not None:
+                progress(report)
+
+    for number, raw in enumerate(lines, start=1):
+        report.lines = number
+        if not raw.strip():
+            continue
+        try:
+            memory, vector = parse_record(raw)
+        except ValueError as exc:
+            flush()
+            raise ImportFormatError(number, str(exc), report.imported) from None
+        if memory.id in pending_ids or store.find(memory.id, is_ref=False):
+            report.already_present += 1
+            continue
+        pending.append((memory, vector))
+        pending_ids.add(memory.id)
+        if len(pending) >= batch_size:
+            flush()
+    flush()
+    return report
+
+
+def _store_batch(service: Any, batch: list[tuple[Memory, bytes | None]]) -> int:
+    """Insert one batch atomically, re-embedding what the current model did not make."""
+    key, dims = service.model_key, service.embedder.dimensions
+    stale = [
+        i for i, (m, v) in enumerate(batch)
+        if v is None or m.embedding_model != key or len(v) != 4 * dims
+    ]
+    vectors = [v for _, v in batch]
+    if stale:
+        prefix = service.config.dense_document_prefix
+        made = service.embedder.embed([prefix + batch[i][0].content for i in stale])
+        for i, vector in zip(stale, made, strict=True):
+            vectors[i] = vector
+    items = [
+        NewMemory(
+            replace(m, content_tokens=service.tokenizer.count(m.content), embedding_model=key),
+            vector,
+        )
+        for (m, _), vector in zip(batch, vectors, strict=True)
+    ]
+    service.store.add(items)
+    return len(stale)

@@ -1,0 +1,104 @@
+"""Text-search values for the PostgreSQL store: tsvector and tsquery literals built in Python.
+
+The keyword index holds exactly the tokens the SQLite store's FTS5 index holds: the memory is
+rewritten with `searchable_text` (CJK characters spaced, emoji as words), split into runs of
+letters and digits, case- and accent-folded. We build the tsvector literal ourselves instead
+of calling `to_tsvector`: PostgreSQL's parser would keep `build.gradle` or `3.14` as one token,
+fold nothing outside its locale and stem under most configurations, while we need exact tokens
+(`E4711`), no stemming and no stopwords (the semantics of the 'simple' configuration) with the
+same token boundaries as every other store. A tsquery literal is input verbatim by `::tsquery`,
+so user text never reaches a parser: tokens hold only letters and digits and are quoted.
+
+Every lexeme starts with a short tag of the tenant key: one GIN index serves every tenant, and
+a word common in one tenant's memories never lengthens another tenant's posting lists.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import unicodedata
+from collections.abc import Sequence
+
+from tinycontext.domain.text import keyword_groups, searchable_text
+
+MAX_POSITION = 16383  # tsvector positions are 14 bits
+MAX_POSITIONS_PER_LEXEME = 255
+MAX_TOKEN_CHARS = 200  # longer "words" are blobs (hashes, base64); matched on their head
+MAX_VECTOR_BYTES = 900_000  # tsvector values are limited to 1 MB
+
+
+def fold(token: str) -> str:
+    """Case and accent folding, as FTS5's unicode61 tokenizer with remove_diacritics 2."""
+    decomposed = unicodedata.normalize("NFKD", token)
+    return "".join(c for c in decomposed if not unicodedata.combining(c)).casefold()[
+        :MAX_TOKEN_CHARS
+    ]
+
+
+def tenant_tag(tenant: str) -> str:
+    """Lexeme prefix of one tenant: 8 hex characters and a colon (tokens never hold colons)."""
+    return hashlib.sha256(tenant.encode("utf-8")).hexdigest()[:8] + ":"
+
+
+def document_tokens(content: str) -> list[str]:
+    """The folded tokens of a memory in order, as the keyword index sees them."""
+    folded = (fold(t) for group in keyword_groups(searchable_text(content)) for t in group)
+    return [t for t in folded if t]
+
+
+def _quote(lexeme: str) -> str:
+    return "'" + lexeme.replace("\\", "\\\\").replace("'", "''") + "'"
+
+
+def tsvector_literal(content: str, tag: str) -> tuple[str, int]:
+    """A tsvector literal of the memory's tokens with positions, and its token count."""
+    tokens = document_tokens(content)
+    positions: dict[str, list[int]] = {}
+    size = 0
+    for index, token in enumerate(tokens[:MAX_POSITION], start=1):
+        lexeme = tag + token
+        places = positions.get(lexeme)
+        if places is None:
+            size += len(lexeme.encode("utf-8")) + 8
+            if size > MAX_VECTOR_BYTES:
+                break
+            positions[lexeme] = places = []
+        if len(places) < MAX_POSITIONS_PER_LEXEME:
+            places.append(index)
+    literal = " ".join(
+        f"{_quote(lexeme)}:{','.join(map(str, places))}" for lexeme, places in positions.items()
+    )
+    return literal, len(tokens)
+
+
+def _phrase(group: Sequence[str], tag: str, prefix: bool) -> str:
+    parts = [_quote(tag + fold(token)) for token in group]
+    if prefix:
+        parts[-1] += ":*"
+    return parts[0] if len(parts) == 1 else "(" + " <-> ".join(parts) + ")"
+
+
+def query_groups(groups: Sequence[Sequence[str]]) -> list[tuple[str, ...]]:
+    """Non-empty groups, de-duplicated after folding, in their first order."""
+    seen: dict[tuple[str, ...], None] = {}
+    for group in groups:
+        folded = tuple(f for f in (fold(t) for t in group) if f)
+        if folded:
+            seen.setdefault(folded, None)
+    return list(seen)
+
+
+def group_query(group: Sequence[str], tag: str, prefix: bool = False) -> str:
+    """A tsquery literal matching one group as a phrase (its last token a prefix if asked)."""
+    return _phrase(group, tag, prefix)
+
+
+def any_query(groups: Sequence[Sequence[str]], tag: str) -> str:
+    """A tsquery literal matching documents that contain ANY of the groups."""
+    return " | ".join(_phrase(g, tag, False) for g in groups)
+
+
+def all_query(groups: Sequence[Sequence[str]], tag: str) -> str:
+    """Every group required, the last one's last token a prefix (list_memories search)."""
+    last = len(groups) - 1
+    return " & ".join(_phrase(g, tag, i == last) for i, g in enumerate(groups))

@@ -1,0 +1,226 @@
+"""FastAPI REST API (SPEC section 7): thin routes over the one MemoryService.
+
+    uvicorn tinycontext.adapters.rest_api:app --port 8001      # config from file + env
+    create_app(container)                                       # your own container / tests
+
+The module-level `app` is built on first access (module `__getattr__`), so importing this
+module opens nothing.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator, Callable
+from contextlib import AsyncExitStack, asynccontextmanager
+from typing import Annotated, Any
+
+from fastapi import Body, FastAPI, Query, Request
+from fastapi.responses import JSONResponse
+
+from tinycontext.domain.errors import ERROR_STATUS, TinyContextError
+from tinycontext.service import MemoryService
+
+from . import rest_models as m
+from .http_security import RequestGuardMiddleware, allowed_hosts
+from .service_source import service_source, warm_up
+
+log = logging.getLogger("tinycontext.rest")
+
+WHEN = {
+    "empty_memory": "blank content or id, or an empty memories list",
+    "invalid_memory_kind": "kind is not episodic or profile",
+    "invalid_sort": "unknown sort, or relevance without search",
+    "recall_budget": "top_k, max_tokens or limit below 1, or offset below 0",
+    "invalid_request": "malformed dates, over-long query or search, too many items, other bad "
+    "input",
+    "session_not_found": "a session_id that no save ever used",
+    "memory_not_found": "no memory has that id or ref",
+    "ambiguous_memory_reference": "a ref matching several memories (pass the full id)",
+    "memory_already_superseded": "updating a memory a newer version already replaced",
+    "internal_error": "anything unexpected (no details are returned)",
+}
+ID_ERRORS = ("empty_memory", "memory_not_found", "ambiguous_memory_reference", "invalid_request")
+
+
+def _errors(*codes: str) -> dict[int | str, dict[str, Any]]:
+    """OpenAPI `responses` for these error codes, grouped by HTTP status."""
+    by_status: dict[int, list[str]] = {}
+    for code in (*codes, "internal_error"):
+        by_status.setdefault(ERROR_STATUS[code], []).append(f"`{code}`: {WHEN[code]}")
+    return {
+        status: {"model": m.ErrorResponse, "description": "; ".join(lines)}
+        for status, lines in sorted(by_status.items())
+    }
+
+
+def _error_response(exc: TinyContextError) -> JSONResponse:
+    return JSONResponse(
+        status_code=exc.status, content={"detail": {"code": exc.code, "message": exc.message}}
+    )
+
+
+def create_app(
+    container: Any,
+    *,
+    mcp: bool = False,
+    hosts: list[str] | None = None,
+    on_shutdown: Callable[[], None] | None = None,
+    warm: bool = True,
+) -> FastAPI:
+    """The REST app over a container (or a MemoryService).
+
+    `mcp=True` also serves Streamable HTTP MCP at /mcp from the same process and service;
+    `hosts` turns on the Host-header check (see http_security); `on_shutdown` runs last;
+    `warm` loads the embedding model in the background at startup.
+    """
+    from tinycontext import __version__
+
+    get_service: Callable[[], MemoryService] = service_source(container)
+    mcp_routes: list[Any] = []
+    mcp_running: Any = None
+    if mcp:
+        from .mcp_server import create_mcp_server
+        from .mcp_transports import mountable
+
+        mcp_routes, mcp_running = mountable(create_mcp_server(container, warm=False), hosts)
+
+    @asynccontextmanager
+    async def lifespan(_: FastAPI) -> AsyncIterator[None]:
+        async with AsyncExitStack() as stack:
+            if warm:
+                warm_up(get_service)
+            if mcp_running is not None:
+                await stack.enter_async_context(mcp_running())
+            try:
+                yield
+            finally:
+                get_service().close()
+                if on_shutdown is not None:
+                    on_shutdown()
+
+    app = FastAPI(
+        title="TinyContext",
+        version=__version__,
+        summary="Token-light, local-first memory for AI agents.",
+        description="The six memory operations over HTTP. Errors use the status of the error "
+        'table with `{"detail": {"code", "message"}}`; malformed requests get 422.',
+        lifespan=lifespan,
+    )
+    app.router.routes.extend(mcp_routes)
+    app.add_middleware(RequestGuardMiddleware, hosts=hosts)
+
+    @app.exception_handler(TinyContextError)
+    async def domain_error(request: Request, exc: TinyContextError) -> JSONResponse:
+        return _error_response(exc)
+
+    @app.exception_handler(Exception)
+    async def unexpected(request: Request, exc: Exception) -> JSONResponse:
+        log.error("unexpected error in %s", request.url.path, exc_info=exc)
+        return JSONResponse(
+            status_code=500,
+            content={"detail": {"code": "internal_error", "message": "Unexpected server error."}},
+        )
+
+    common: dict[str, Any] = {"response_model_exclude_unset": True}
+
+    @app.post("/save_memories", response_model=m.SaveResponse,
+              responses=_errors("empty_memory", "invalid_memory_kind", "invalid_request"), **common)
+    def save_memories(body: m.SaveRequest) -> Any:
+        """Save memories (one embedding batch); near-duplicates are skipped and reported."""
+        items = [item.model_dump(exclude_none=True) for item in body.memories]
+        return get_service().save_memories(items, body.session_id)
+
+    recall_errors = _errors("recall_budget", "invalid_request", "session_not_found")
+
+    def recall(req: m.RecallRequest) -> Any:
+        return get_service().recall_memories(req.query, req.session_id, req.max_tokens, req.top_k)
+
+    @app.post("/recall_memories", response_model=m.RecallResponse, responses=recall_errors,
+              **common)
+    def recall_post(body: Annotated[m.RecallRequest | None, Body()] = None) -> Any:
+        """Semantic recall with a query; recent memories without one (no scores then)."""
+        return recall(body or m.RecallRequest())
+
+    @app.get("/recall_memories", response_model=m.RecallResponse, responses=recall_errors,
+             **common)
+    def recall_get(params: Annotated[m.RecallRequest, Query()]) -> Any:
+        """The same as POST, with query-string parameters."""
+        return recall(params)
+
+    list_errors = _errors(
+        "invalid_memory_kind", "invalid_sort", "recall_budget", "invalid_request",
+        "session_not_found",
+    )
+
+    def browse(req: m.ListRequest) -> Any:
+        return get_service().list_memories(
+            req.session_id, req.kind, req.since, req.until, req.limit, req.offset, req.sort,
+            req.search,
+        )
+
+    @app.post("/list_memories", response_model=m.ListResponse, responses=list_errors, **common)
+    def list_post(body: Annotated[m.ListRequest | None, Body()] = None) -> Any:
+        """Browse without ranking or budget: filters, sorting, keyword search, paging."""
+        return browse(body or m.ListRequest())
+
+    @app.get("/list_memories", response_model=m.ListResponse, responses=list_errors, **common)
+    def list_get(params: Annotated[m.ListRequest, Query()]) -> Any:
+        """The same as POST, with query-string parameters."""
+        return browse(params)
+
+    @app.post("/get_memory", response_model=m.MemoryDetail, responses=_errors(*ID_ERRORS),
+              **common)
+    def get_post(body: m.MemoryIdRequest) -> Any:
+        """One memory in full with its lifecycle fields (not counted as a recall)."""
+        return get_service().get_memory(body.memory_id)
+
+    @app.get("/get_memory", response_model=m.MemoryDetail, responses=_errors(*ID_ERRORS),
+             **common)
+    def get_get(params: Annotated[m.MemoryIdRequest, Query()]) -> Any:
+        """The same as POST, with the id or ref as a query parameter."""
+        return get_service().get_memory(params.memory_id)
+
+    @app.post("/update_memory", response_model=m.UpdateResponse,
+              responses=_errors(*ID_ERRORS, "memory_already_superseded"), **common)
+    def update_memory(body: m.UpdateRequest) -> Any:
+        """Replace a memory's content with a new version; the old one is kept, hidden."""
+        return get_service().update_memory(body.memory_id, body.content)
+
+    @app.post("/delete_memory", response_model=m.DeleteResponse, responses=_errors(*ID_ERRORS),
+              **common)
+    def delete_memory(body: m.MemoryIdRequest) -> Any:
+        """Delete a memory for good; an older version it replaced becomes current again."""
+        return get_service().delete_memory(body.memory_id)
+
+    @app.get("/health", response_model=m.Health)
+    def health() -> Any:
+        """Liveness: answers without touching the store or the model."""
+        return {"status": "ok", "version": __version__}
+
+    return app
+
+
+def app_from_environment(*, mcp: bool = False, bind_host: str | None = None) -> FastAPI:
+    """The app a server process runs: config from file + env, telemetry from OTEL_*."""
+    import os
+
+    from tinycontext import telemetry
+    from tinycontext.config import load_config
+    from tinycontext.container import create_container
+
+    shutdown = telemetry.configure_from_environment()
+    container = create_container(load_config())
+    host = bind_host if bind_host is not None else os.environ.get("TINYCONTEXT_HOST", "")
+    return create_app(container, mcp=mcp, hosts=allowed_hosts(host), on_shutdown=shutdown)
+
+
+_app: FastAPI | None = None
+
+
+def __getattr__(name: str) -> Any:
+    global _app
+    if name == "app":
+        if _app is None:
+            _app = app_from_environment()
+        return _app
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -1,0 +1,243 @@
+"""LoCoMo retrieval (no LLM): every dialog turn saved as a memory, every QA recalled.
+
+Each turn becomes one memory `[<session date>] <speaker>: <text>` (plus
+`[shared a photo: <caption>]` when the turn shares an image), saved in order in batches of up
+to 32, each conversation under its own session_id in one throwaway store. A turn that dedup
+skips credits the memory it duplicates. Each QA's question is recalled in its conversation's
+session; a retrieved memory counts for every turn it stands for. Metrics against the
+`evidence` turn ids: recall@k (share of evidence turns retrieved), hit@k (any), MRR (first
+evidence turn within the deepest k). Categories 1-4 form "overall"; 5 (adversarial) is
+reported separately and in "all 1-5". QA items whose evidence names no turn are skipped.
+
+    python benchmarks/benchmark_locomo.py --data ../shared/data/locomo10.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+if __package__ in (None, ""):  # run as a script: make `benchmarks` importable
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from benchmarks._common import (  # noqa: E402
+    Progress,
+    add_common_arguments,
+    machine_info,
+    machine_line,
+    make_service,
+    print_table,
+    settings,
+    throwaway_dir,
+    write_json,
+)
+from benchmarks.datasets import LOCOMO_CATEGORIES, LocomoConversation, load_locomo  # noqa: E402
+from benchmarks.metrics import (  # noqa: E402
+    Scoreboard,
+    hit_at_k,
+    mean,
+    recall_at_k,
+    reciprocal_rank,
+)
+
+DEFAULT_DATA = Path(__file__).resolve().parent.parent.parent / "shared" / "data" / "locomo10.json"
+UNLIMITED = 10**9
+ANCHORS = [
+    ("DRAGON (LoCoMo paper, all categories)", {5: 56.7, 10: 66.2, 25: 76.7}),
+    ("plain BM25 over turns (measured on this data)", {5: 45.2, 10: 52.6}),
+]
+MODES = {
+    "hybrid": "TinyContext recall, budget large enough that only top_k limits",
+    "hybrid-default-budget": "TinyContext recall at the default token budget",
+    "dense-only": "ablation: the store's dense retriever alone",
+    "bm25-only": "ablation: the store's BM25 retriever alone",
+}
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(
+        description="TinyContext on LoCoMo turn retrieval (no LLM): recall@k, hit@k and MRR "
+        "per category, at an unlimited and at the default token budget, on a throwaway store.",
+    )
+    parser.add_argument("--data", type=Path, default=DEFAULT_DATA,
+                        help=f"path to locomo10.json (default {DEFAULT_DATA})")
+    parser.add_argument("--ks", default="5,10,25", help="cut-offs, comma separated")
+    parser.add_argument("--limit", type=int, default=None,
+                        help="only the first N conversations (quick runs)")
+    parser.add_argument(
+        "--render", choices=("dated", "plain"), default="dated",
+        help="turn text: '[<session date>] <speaker>: <text>' (default) or without the date",
+    )
+    parser.add_argument("--no-ablations", action="store_true",
+                        help="skip the dense-only and BM25-only retriever ablations")
+    add_common_arguments(parser)
+    args = parser.parse_args(argv)
+    args.ks = sorted({int(k) for k in args.ks.split(",") if k.strip()})
+    if not args.data.is_file():
+        parser.error(f"LoCoMo data not found at {args.data}; pass --data PATH")
+    return args
+
+
+def ingest(service: Any, conv: LocomoConversation, progress: Progress,
+           with_date: bool = True) -> dict[str, Any]:
+    """Save the turns; returns memory id -> turn ids it stands for, and counts."""
+    covers: dict[str, set[str]] = {}
+    by_ref: dict[str, str] = {}
+    skipped = 0
+    for start in range(0, len(conv.turns), 32):
+        chunk = conv.turns[start : start + 32]
+        result = service.save_memories([{"content": t.render(with_date)} for t in chunk],
+                                       session_id=conv.sample_id)
+        for entry in result["saved"]:
+            covers[entry["id"]] = {chunk[entry["index"]].dia_id}
+            by_ref[entry["ref"]] = entry["id"]
+        for entry in result.get("skipped_duplicates", []):
+            covers[by_ref[entry["duplicate_of"]]].add(chunk[entry["index"]].dia_id)
+            skipped += 1
+        progress.tick(f"{conv.sample_id}: saved {start + len(chunk)}/{len(conv.turns)} turns")
+    return {"covers": covers, "skipped": skipped}
+
+
+def groups_of(category: int) -> list[str]:
+    name = f"{category} {LOCOMO_CATEGORIES.get(category, 'unknown')}"
+    if category in (1, 2, 3, 4):
+        return ["overall (1-4)", name, "all (1-5)"]
+    return [name, "all (1-5)"]
+
+
+def score(ranked: list[list[str]], gold: tuple[str, ...], k: int, deepest: int,
+          metrics: dict[str, float]) -> None:
+    metrics[f"recall@{k}"] = recall_at_k(ranked, gold, k)
+    metrics[f"hit@{k}"] = hit_at_k(ranked, gold, k)
+    if k == deepest:
+        metrics["mrr"] = reciprocal_rank(ranked, gold, k)
+
+
+def run(args: argparse.Namespace) -> dict[str, Any]:
+    from tinycontext.domain.recall import candidate_pool
+    from tinycontext.domain.text import recall_terms
+    from tinycontext.ports.store import Scope
+
+    progress = Progress("locomo", args.quiet)
+    conversations = load_locomo(args.data)[: args.limit]
+    modes = list(MODES) if not args.no_ablations else ["hybrid", "hybrid-default-budget"]
+    boards = {mode: Scoreboard() for mode in modes}
+    deepest = max(args.ks)
+    pool = candidate_pool(deepest)
+    stats: dict[str, Any] = {"conversations": len(conversations), "turns": 0, "stored": 0,
+                             "skipped_duplicates": 0, "qa_total": 0, "qa_scored": 0,
+                             "qa_without_evidence": 0, "unknown_evidence_ids": 0}
+    budget_tokens: list[int] = []
+    budget_returned: list[int] = []
+    latencies: list[float] = []
+    ingest_seconds = 0.0
+    with throwaway_dir("locomo") as folder:
+        service = make_service(folder / "memories.db", args.model, **settings(args))
+        for number, conv in enumerate(conversations, start=1):
+            started = time.perf_counter()
+            saved = ingest(service, conv, progress, args.render == "dated")
+            ingest_seconds += time.perf_counter() - started
+            covers = saved["covers"]
+            stats["turns"] += len(conv.turns)
+            stats["stored"] += len(covers)
+            stats["skipped_duplicates"] += saved["skipped"]
+            progress(f"{conv.sample_id} ({number}/{len(conversations)}): {len(conv.turns)} turns "
+                     f"saved, {saved['skipped']} as duplicates; asking {len(conv.qas)} questions")
+            scope = Scope("episodic", conv.sample_id)
+            for qa in conv.qas:
+                stats["qa_total"] += 1
+                stats["unknown_evidence_ids"] += len(qa.unknown_evidence)
+                if not qa.evidence:
+                    stats["qa_without_evidence"] += 1
+                    continue
+                stats["qa_scored"] += 1
+                per_mode: dict[str, dict[str, float]] = {mode: {} for mode in modes}
+                for k in args.ks:
+                    started = time.perf_counter()
+                    full = service.recall_memories(qa.question, conv.sample_id, UNLIMITED, k)
+                    latencies.append(time.perf_counter() - started)
+                    ranked = [sorted(covers[m["id"]]) for m in full["memories"]]
+                    score(ranked, qa.evidence, k, deepest, per_mode["hybrid"])
+                    cut = service.recall_memories(qa.question, conv.sample_id, None, k)
+                    ranked = [sorted(covers[m["id"]]) for m in cut["memories"]]
+                    score(ranked, qa.evidence, k, deepest, per_mode["hybrid-default-budget"])
+                    if k == deepest:
+                        budget_tokens.append(cut["total_tokens"])
+                        budget_returned.append(len(cut["memories"]))
+                if "dense-only" in per_mode:
+                    # Each retriever exactly as recall calls it (same pool), cut to deepest k.
+                    vector = service.embedder.embed(
+                        [service.config.dense_query_prefix + qa.question])[0]
+                    dense = service.store.nearest(vector, service.model_key, scope, pool)
+                    lexical = service.store.keyword_search(recall_terms(qa.question), scope,
+                                                           pool)
+                    for mode, hits in (("dense-only", dense), ("bm25-only", lexical)):
+                        ranked = [sorted(covers[h.memory.id]) for h in hits[:deepest]]
+                        for k in args.ks:
+                            score(ranked, qa.evidence, k, deepest, per_mode[mode])
+                for mode, metrics in per_mode.items():
+                    boards[mode].add(groups_of(qa.category), metrics)
+                progress.tick(f"{conv.sample_id}: {stats['qa_scored']:,} questions scored")
+        service.close()
+    order = ["overall (1-4)"] + [f"{c} {n}" for c, n in LOCOMO_CATEGORIES.items()] + ["all (1-5)"]
+    results: dict[str, Any] = {"stats": stats, "modes": {}}
+    for mode, board in boards.items():
+        results["modes"][mode] = {
+            group: {"n": board.count(group), **board.means(group)}
+            for group in order if board.count(group)
+        }
+    results["default_budget"] = {
+        f"mean_tokens_at_top_k_{deepest}": mean(budget_tokens),
+        f"mean_memories_returned_at_top_k_{deepest}": mean(budget_returned),
+    }
+    results["ingest_seconds"] = ingest_seconds
+    results["ingest_turns_per_s"] = stats["turns"] / ingest_seconds if ingest_seconds else None
+    results["recall_ms_mean"] = 1000 * mean(latencies)
+    return results
+
+
+def report(results: dict[str, Any], args: argparse.Namespace) -> None:
+    s = results["stats"]
+    ks = args.ks
+    print(f"TinyContext on LoCoMo turn retrieval, model {args.model} ({args.data.name})")
+    print(f"Machine: {machine_line(machine_info())}")
+    print(f"{s['conversations']} conversations, {s['turns']:,} turns -> {s['stored']:,} memories "
+          f"({s['skipped_duplicates']} skipped as duplicates, credited to what they duplicate); "
+          f"{s['qa_scored']:,} of {s['qa_total']:,} questions scored ({s['qa_without_evidence']} "
+          f"without usable evidence, {s['unknown_evidence_ids']} evidence ids naming no turn); "
+          f"ingest {results['ingest_turns_per_s'] or 0:,.0f} turns/s, recall "
+          f"{results['recall_ms_mean']:.1f} ms mean")
+    headers = ["questions", "n", *[f"R@{k}" for k in ks], *[f"hit@{k}" for k in ks],
+               f"MRR@{max(ks)}"]
+    for mode, groups in results["modes"].items():
+        rows = [
+            [group, g["n"], *[100 * g[f"recall@{k}"] for k in ks],
+             *[100 * g[f"hit@{k}"] for k in ks], g["mrr"]]
+            for group, g in groups.items()
+        ]
+        print_table(headers, rows, f"{mode}: {MODES[mode]} (percent; MRR 0-1)")
+    budget = results["default_budget"]
+    print(f"\nDefault budget at top_k {max(ks)}: "
+          + ", ".join(f"{k.replace('_', ' ')} {v:.1f}" for k, v in budget.items()))
+    rows = [[name, *[anchor.get(k) for k in ks]] for name, anchor in ANCHORS]
+    for mode, groups in results["modes"].items():
+        for group in ("all (1-5)", "overall (1-4)"):
+            if group in groups:
+                rows.append([f"TinyContext {mode}, {group}",
+                             *[100 * groups[group][f"recall@{k}"] for k in ks]])
+    print_table(["retriever", *[f"R@{k}" for k in ks]], rows, "Against the anchors (recall@k, %)")
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    results = run(args)
+    report(results, args)
+    write_json(args.json_out, "locomo", args, results)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,224 @@
+"""Transport costs and robustness through the real servers (issue 3's performance targets).
+
+1. REST recall latency (a `tinycontext rest` process, HTTP keep-alive) against the same recalls
+   made in-process through the library, on a store of `--size` memories (default 5,000).
+2. MCP stdio cold start: from spawning `tinycontext` to the first successful recall answer.
+3. A soak: `--clients` MCP clients (default 8) over Streamable HTTP for `--soak` seconds
+   (default 60), each saving and recalling in a loop; afterwards every acknowledged save must
+   be in the store and no request may have failed.
+
+    python benchmarks/benchmark_transports.py
+    python benchmarks/benchmark_transports.py --size 1000 --soak 10 --json-out out.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+if __package__ in (None, ""):  # run as a script: make `benchmarks` importable
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from benchmarks._common import (  # noqa: E402
+    Progress,
+    add_common_arguments,
+    batched,
+    machine_info,
+    machine_line,
+    make_service,
+    print_table,
+    throwaway_dir,
+    write_json,
+)
+from benchmarks.metrics import percentile  # noqa: E402
+from benchmarks.synthetic import memory_texts, questions, take  # noqa: E402
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def _env(db: Path) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("TINYCONTEXT_", "OTEL_"))}
+    env.update(TINYCONTEXT_MEMORY_DB_PATH=str(db),
+               TINYCONTEXT_CONFIG_FILE=str(db.parent / "no-config.json"))
+    return env
+
+
+def _command() -> list[str]:
+    script = Path(sys.executable).parent / "tinycontext"
+    return [str(script)] if script.exists() else [sys.executable, "-m", "tinycontext"]
+
+
+class Server:
+    """`tinycontext serve|rest` on a free loopback port, stopped on exit."""
+
+    def __init__(self, kind: str, db: Path) -> None:
+        self.port = _free_port()
+        self.base = f"http://127.0.0.1:{self.port}"
+        self.process = subprocess.Popen(
+            [*_command(), kind, "--port", str(self.port)], env=_env(db),
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        )
+
+    def __enter__(self) -> Server:
+        import httpx
+
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            try:
+                if httpx.get(self.base + "/health", timeout=1).status_code == 200:
+                    return self
+            except httpx.HTTPError:
+                time.sleep(0.05)
+        raise SystemExit("server did not start")
+
+    def __exit__(self, *exc: object) -> None:
+        self.process.terminate()
+        self.process.wait(timeout=30)
+
+
+def _stats(seconds: list[float]) -> dict[str, float]:
+    ms = [s * 1000 for s in seconds]
+    return {"p50_ms": percentile(ms, 50), "p95_ms": percentile(ms, 95), "n": len(ms)}
+
+
+def rest_vs_library(db: Path, model: str, asks: list[str], progress: Progress) -> dict[str, Any]:
+    import httpx
+
+    service = make_service(db, model)
+    for q in asks[:5]:
+        service.recall_memories(q)
+    local = []
+    for q in asks:
+        started = time.perf_counter()
+        service.recall_memories(q)
+        local.append(time.perf_counter() - started)
+    service.close()
+    progress("library recalls timed; starting the REST server")
+    remote = []
+    with Server("rest", db) as server, httpx.Client(base_url=server.base, timeout=30) as client:
+        for q in asks[:5]:
+            client.post("/recall_memories", json={"query": q}).raise_for_status()
+        for q in asks:
+            started = time.perf_counter()
+            client.post("/recall_memories", json={"query": q}).raise_for_status()
+            remote.append(time.perf_counter() - started)
+    lib, rest = _stats(local), _stats(remote)
+    return {"library": lib, "rest": rest, "p95_overhead_ms": rest["p95_ms"] - lib["p95_ms"]}
+
+
+def stdio_cold_start(db: Path, runs: int) -> dict[str, Any]:
+    import anyio
+    from mcp import Client
+    from mcp.client.stdio import StdioServerParameters
+
+    command = _command()
+    params = StdioServerParameters(command=command[0], args=command[1:], env=_env(db))
+
+    async def once() -> float:
+        started = time.perf_counter()
+        async with Client(params) as client:
+            result = await client.call_tool("recall_memories", {"query": "what was decided?"})
+            assert not result.is_error
+            return time.perf_counter() - started
+
+    times = [anyio.run(once) for _ in range(runs)]
+    return {"median_s": sorted(times)[len(times) // 2], "max_s": max(times), "runs": runs}
+
+
+def soak(db: Path, clients: int, seconds: float) -> dict[str, Any]:
+    import anyio
+    from mcp import Client
+
+    counts = {"saves": 0, "recalls": 0, "errors": 0}
+    latencies: list[float] = []
+    with Server("serve", db) as server:
+        url = server.base + "/mcp"
+
+        async def worker(number: int) -> None:
+            async with Client(url) as client:
+                end, i = time.monotonic() + seconds, 0
+                while time.monotonic() < end:
+                    i += 1
+                    try:
+                        saved = await client.call_tool("save_memories", {"memories": [
+                            {"content": f"Soak client {number} fact {i}: ticket {number}-{i}."}]})
+                        started = time.perf_counter()
+                        recalled = await client.call_tool("recall_memories",
+                                                          {"query": f"ticket {number}-{i}"})
+                        latencies.append(time.perf_counter() - started)
+                    except Exception:  # noqa: BLE001 - a transport failure is a soak failure
+                        counts["errors"] += 1
+                        continue
+                    if saved.is_error or recalled.is_error:
+                        counts["errors"] += 1
+                        continue
+                    counts["saves"] += len(json.loads(saved.content[0].text)["saved"])
+                    counts["recalls"] += 1
+
+        async def main() -> int:
+            async with anyio.create_task_group() as group:
+                for number in range(clients):
+                    group.start_soon(worker, number)
+            async with Client(url) as client:
+                text = (await client.call_tool("list_memories", {"limit": 1})).content[0].text
+                return int(text.split('total_count="', 1)[1].split('"', 1)[0])
+
+        stored = anyio.run(main)
+    return {**counts, "stored": stored, "lost": counts["saves"] - stored,
+            "recall": _stats(latencies), "clients": clients, "seconds": seconds}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    add_common_arguments(parser)
+    parser.add_argument("--size", type=int, default=5000, help="memories in the latency store")
+    parser.add_argument("--queries", type=int, default=200, help="recalls per measurement")
+    parser.add_argument("--cold-runs", type=int, default=5, help="stdio cold starts to time")
+    parser.add_argument("--clients", type=int, default=8, help="concurrent soak clients")
+    parser.add_argument("--soak", type=float, default=60.0, help="soak duration in seconds")
+    args = parser.parse_args()
+    progress = Progress("transports", args.quiet)
+    results: dict[str, Any] = {}
+    with throwaway_dir("transports") as folder:
+        db = folder / "latency.db"
+        service = make_service(db, args.model)
+        for batch in batched(take(memory_texts(), args.size), 32):
+            service.save_memories([{"content": text} for text in batch])
+        service.close()
+        progress(f"store of {args.size} memories built")
+        results["rest_vs_library"] = rest_vs_library(db, args.model, questions(args.queries),
+                                                     progress)
+        results["stdio_cold_start"] = stdio_cold_start(db, args.cold_runs)
+        progress("cold starts timed; soaking")
+        results["soak"] = soak(folder / "soak.db", args.clients, args.soak)
+    r, c, s = results["rest_vs_library"], results["stdio_cold_start"], results["soak"]
+    print(machine_line(machine_info()))
+    lib, rest = r["library"], r["rest"]
+    print_table(["measure", "value"], [
+        ["library recall p50 / p95 (ms)", f"{lib['p50_ms']:.1f} / {lib['p95_ms']:.1f}"],
+        ["REST recall p50 / p95 (ms)", f"{rest['p50_ms']:.1f} / {rest['p95_ms']:.1f}"],
+        ["REST p95 overhead (ms, target <= 10)", f"{r['p95_overhead_ms']:.1f}"],
+        ["stdio start -> first recall median / max (s, target < 2.5)",
+         f"{c['median_s']:.2f} / {c['max_s']:.2f}"],
+        [f"soak {s['clients']} clients x {s['seconds']:.0f} s: saves / recalls / errors",
+         f"{s['saves']} / {s['recalls']} / {s['errors']}"],
+        ["soak saves missing from the store afterwards", s["lost"]],
+        ["soak recall p50 / p95 under load (ms)",
+         f"{s['recall']['p50_ms']:.1f} / {s['recall']['p95_ms']:.1f}"],
+    ], title=f"Transports ({args.size} memories, model {args.model})")
+    write_json(args.json_out, "transports", args, results)
+
+
+if __name__ == "__main__":
+    main()
