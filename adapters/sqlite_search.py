@@ -81,6 +81,7 @@ class Retrieval:
         self._pool = pool
         self._ivf = ivf
         self._scope_counts: dict[tuple[int, Scope], tuple[float, int]] = {}
+        self._model_ids: dict[str, int] = {}
 
     def _prune_common(self, groups: Sequence[Sequence[str]], limit: int) -> list[Sequence[str]]:
         """Keep the rarest query words whose postings fit a budget.
@@ -148,10 +149,9 @@ class Retrieval:
         return bool(found[0][0] > than)
 
     def nearest(self, vector: Vector, model_key: str, scope: Scope, limit: int) -> list[Scored]:
-        model_row = self._pool.read("SELECT id FROM embedding_models WHERE key = ?", (model_key,))
-        if not model_row:
+        model_id = self._model_id(model_key)
+        if model_id is None:
             return []
-        model_id = model_row[0][0]
         where, params = scope_sql(scope, "v")
         conn = self._pool.connection()
         clustering = self._ivf.current(conn, model_id)
@@ -181,7 +181,7 @@ class Retrieval:
             "FROM candidates c JOIN memories m ON m.seq = c.seq "
             "ORDER BY similarity DESC, m.created_at DESC, m.id LIMIT ?",
             [
-                *source_params, *params, self._bits(vector),
+                *source_params, *params, sign_bits(vector),
                 max(MIN_RERANK, RERANK_FACTOR * limit), vector, limit,
             ],
         )
@@ -203,5 +203,21 @@ class Retrieval:
         self._scope_counts[key] = (now, count)
         return count
 
-    def _bits(self, vector: Vector) -> bytes:
-        return bytes(self._pool.read("SELECT vec_quantize_binary(?)", (padded(vector),))[0][0])
+    def _model_id(self, model_key: str) -> int | None:
+        """Id of a model key; cached once known (ids are never reused or renumbered)."""
+        known = self._model_ids.get(model_key)
+        if known is None:
+            row = self._pool.read("SELECT id FROM embedding_models WHERE key = ?", (model_key,))
+            if not row:
+                return None
+            known = self._model_ids[model_key] = int(row[0][0])
+        return known
+
+
+def sign_bits(vector: Vector) -> bytes:
+    """The sign bits of a vector exactly as sqlite-vec's vec_quantize_binary packs them
+    (bit set for x > 0, least significant bit first), computed without a query."""
+    import numpy as np
+
+    values = np.frombuffer(padded(vector), dtype=np.float32)
+    return bytes(np.packbits(values > 0, bitorder="little").tobytes())

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from functools import lru_cache
 
 _WORD = re.compile(r"[^\W_]+(?:[.'’-][^\W_]+)*", re.UNICODE)
 _SPLIT_WORD = re.compile(r"[^\W_]+", re.UNICODE)
@@ -108,6 +109,7 @@ def recall_terms(query: str) -> list[list[str]]:
     return content or unique
 
 
+@lru_cache(maxsize=4096)  # dedup compares one text against several neighbours
 def informative_tokens(text: str) -> frozenset[str]:
     """The normalised words of a text (numbers, dates, versions and names included)."""
     normal = unicodedata.normalize("NFKC", text).casefold()

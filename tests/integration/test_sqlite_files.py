@@ -182,3 +182,21 @@ def test_one_sqlite_build_per_process() -> None:
     assert sqlite_driver.sqlite_module() is first
     can_load = hasattr(_unused.Connection, "enable_load_extension")
     assert sqlite_driver.driver_name() == ("sqlite3" if can_load else "sqlean")
+
+
+def test_query_sign_bits_match_sqlite_vec(tmp_path: Path) -> None:
+    import numpy as np
+
+    from tinycontext.adapters.sqlite_search import sign_bits
+
+    store = SqliteStore(tmp_path / "bits.db")
+    conn = store._pool.connection()
+    rng = np.random.default_rng(3)
+    for dims in (384, 26):
+        vector = rng.standard_normal(dims).astype(np.float32)
+        vector[1] = 0.0
+        from tinycontext.adapters.sqlite_search import padded
+
+        expected = conn.execute("SELECT vec_quantize_binary(?)", (padded(vector.tobytes()),))
+        assert sign_bits(vector.tobytes()) == bytes(expected.fetchone()[0])
+    store.close()
