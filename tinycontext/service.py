@@ -74,8 +74,6 @@ class MemoryService:
         self.config = config or TinyContextConfig()
         self._new_id = new_id
         self._frame_tokens: int | None = None
-        self._executor: ThreadPoolExecutor | None = None
-        self._executor_lock = threading.Lock()
         self.reindexer = Reindexer(
             store, embedder, clock, self.model_key, self._document_text,
             self.config.embedding_batch_size, background=background,
@@ -88,13 +86,9 @@ class MemoryService:
         return nullcontext()
 
     def background_call(self, fn: Callable[..., T], *args: Any) -> Future[T]:
-        """Run `fn` on the service's helper thread, carrying the caller's context (tracing)."""
-        if self._executor is None:
-            with self._executor_lock:
-                if self._executor is None:
-                    self._executor = ThreadPoolExecutor(2, thread_name_prefix="tinycontext")
+        """Run `fn` on the process's helper threads, carrying the caller's context (tracing)."""
         context = contextvars.copy_context()
-        return self._executor.submit(context.run, fn, *args)
+        return _helper_threads().submit(context.run, fn, *args)
 
     @property
     def model_key(self) -> str:
@@ -300,10 +294,22 @@ class MemoryService:
 
     def close(self) -> None:
         self.reindexer.stop()
-        if self._executor is not None:
-            self._executor.shutdown(wait=True)
-            self._executor = None
         self.store.close()
+
+
+_executor: ThreadPoolExecutor | None = None
+_executor_lock = threading.Lock()
+
+
+def _helper_threads() -> ThreadPoolExecutor:
+    """Two threads shared by every service in the process (hosted mode runs many services),
+    created on first use so importing the module starts nothing."""
+    global _executor
+    if _executor is None:
+        with _executor_lock:
+            if _executor is None:
+                _executor = ThreadPoolExecutor(2, thread_name_prefix="tinycontext")
+    return _executor
 
 
 def long_content_notice(tokens: int, limit: int) -> str:
