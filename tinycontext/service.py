@@ -302,13 +302,13 @@ _executor_lock = threading.Lock()
 
 
 def _helper_threads() -> ThreadPoolExecutor:
-    """Two threads shared by every service in the process (hosted mode runs many services),
+    """Helper threads shared by every service in the process (hosted mode runs many services),
     created on first use so importing the module starts nothing."""
     global _executor
     if _executor is None:
         with _executor_lock:
             if _executor is None:
-                _executor = ThreadPoolExecutor(2, thread_name_prefix="tinycontext")
+                _executor = ThreadPoolExecutor(4, thread_name_prefix="tinycontext")
     return _executor
 
 
