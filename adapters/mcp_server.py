@@ -1,6 +1,7 @@
-"""The MCP server (mcp SDK 2.x): six tools over the one MemoryService, stdio and Streamable HTTP.
+"""The MCP server (mcp SDK 2.x): six tools over the MemoryService, stdio and Streamable HTTP.
 
-Tools have no session_id parameter: one server process serves one store, scoped as a whole.
+Tools have no session_id parameter: a server serves one store, scoped as a whole (in hosted
+mode, the store of the proxy-proven caller of each message; never a tool argument).
 Every failure reaches the model as a tool error whose text is `code: message`.
 """
 
@@ -14,15 +15,19 @@ from typing import Annotated, Any
 
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
+from mcp.shared.exceptions import MCPError
 from mcp_types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import Field, ValidationError
 
 from tinycontext.domain.errors import TinyContextError
 
 from . import mcp_prompts as text
+from .management import Management
+from .management_mcp import UNAUTHORIZED, ManagementGuard, register_management
 from .mcp_render import render_list, render_memory, render_recall
 from .rest_models import MemoryItem
 from .service_source import service_source, warm_up
+from .tenancy import UNAUTHORIZED_MESSAGE, Access, Refused, request_scope
 
 log = logging.getLogger("tinycontext.mcp")
 SERVER_NAME = "tinycontext"
@@ -58,6 +63,22 @@ class TinyContextMCP(MCPServer[Any]):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.tool_parameters: dict[str, list[str]] = {}
+        self.guard: ManagementGuard | None = None
+
+    async def read_resource(self, uri: Any, context: Any = None) -> Any:
+        if self.guard is not None:
+            self.guard.check(str(uri))
+        return await super().read_resource(uri, context)
+
+    async def list_resources(self) -> Any:
+        found = await super().list_resources()
+        guard = self.guard
+        return found if guard is None else [r for r in found if guard.visible(str(r.uri))]
+
+    async def list_resource_templates(self) -> Any:
+        found = await super().list_resource_templates()
+        guard = self.guard
+        return found if guard is None else [t for t in found if guard.visible(t.uri_template)]
 
     async def call_tool(
         self, name: str, arguments: dict[str, Any], context: Any = None
@@ -71,6 +92,8 @@ class TinyContextMCP(MCPServer[Any]):
         unknown = sorted(set(arguments) - set(known))
         if unknown:
             hint = " (this server is scoped per process)" if "session_id" in unknown else ""
+            if "user_id" in unknown:
+                hint = " (the user is the one the authenticating proxy names)"
             raise ToolError(
                 f"invalid_request: {name} has no parameter {unknown[0]!r}{hint}; it takes "
                 f"{', '.join(known) or 'no arguments'}."
@@ -106,8 +129,36 @@ def _json_result(result: dict[str, Any]) -> CallToolResult:
     )
 
 
-def create_mcp_server(source: Any, *, warm: bool = True) -> TinyContextMCP:
-    """The MCP server for a container or service; `warm` loads the model in the background."""
+def identity_middleware(access: Access) -> Callable[..., Any]:
+    """Identify the caller of EVERY inbound MCP message (not once per session) and serve the
+    message inside that caller's RequestScope; an unproven HTTP message is refused."""
+
+    async def identify(ctx: Any, call_next: Callable[[Any], Any]) -> Any:
+        request = ctx.request
+        try:
+            caller = access.caller(request.scope if request is not None else None)
+        except Refused as refused:
+            log.warning("refused MCP %s: %s", ctx.method, refused)
+            raise MCPError(UNAUTHORIZED, f"unauthorized: {UNAUTHORIZED_MESSAGE}",
+                           {"code": "unauthorized"}) from None
+        with request_scope(caller):
+            return await call_next(ctx)
+
+    return identify
+
+
+def create_mcp_server(
+    source: Any,
+    *,
+    warm: bool = True,
+    access: Access | None = None,
+    management: Management | None = None,
+) -> TinyContextMCP:
+    """The MCP server for a container, service or RoutedServices.
+
+    `warm` loads the model in the background; `access` says how callers are identified
+    (hosted proxy trust, management token); `management` adds the management resources.
+    """
     get_service = service_source(source)
     from tinycontext import __version__
 
@@ -125,7 +176,7 @@ def create_mcp_server(source: Any, *, warm: bool = True) -> TinyContextMCP:
         query: QueryText = None,
         top_k: TopK = None,
     ) -> str:
-        service = get_service()
+        service = _call(get_service)
         result = _call(lambda: service.recall_memories(query=query, top_k=top_k))
         return render_recall(result, service.config.recall_max_tokens)
 
@@ -178,7 +229,11 @@ def create_mcp_server(source: Any, *, warm: bool = True) -> TinyContextMCP:
             annotations=ToolAnnotations(title=title, **hints),
         )
         server.tool_parameters[fn.__name__] = list(inspect.signature(fn).parameters)
+    if access is not None or management is not None:
+        server.middleware.append(identity_middleware(access or Access()))
+    if management is not None:
+        server.guard = register_management(server, get_service, management)
     if warm:
-        warm_up(get_service)
+        warm_up(source)
     return server
 

@@ -9,32 +9,41 @@ from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from typing import Any
 
 from .http_security import allowed_hosts, mcp_transport_security
+from .management import Management
 from .mcp_server import TinyContextMCP, create_mcp_server
+from .tenancy import Access, TenantGate
 
 log = logging.getLogger("tinycontext.mcp")
 MCP_PATH = "/mcp"
 
 
-def run_stdio(container: Any) -> None:
+def run_stdio(container: Any, management: Management | None = None) -> None:
     """Serve MCP on stdin/stdout until the client closes the pipe (stdout: JSON-RPC only)."""
-    server = create_mcp_server(container)
+    server = create_mcp_server(container, management=management)
     server.run("stdio")
 
 
 def http_app(
-    container: Any, host: str = "127.0.0.1", *, hosts: list[str] | None | str = "auto"
+    container: Any,
+    host: str = "127.0.0.1",
+    *,
+    hosts: list[str] | None | str = "auto",
+    access: Access | None = None,
+    management: Management | None = None,
 ) -> Any:
     """A Starlette app serving Streamable HTTP MCP at /mcp and GET /health.
 
     `hosts` lists accepted Host names (DNS-rebinding protection); "auto" = loopback names,
     the bound address and TINYCONTEXT_ALLOWED_HOSTS; None switches the check off.
+    With `access.trust` (hosted mode) every request but /health must be proven by the proxy
+    (401 otherwise), and `container` is normally the per-user TenantStores.
     """
     from starlette.requests import Request
     from starlette.responses import JSONResponse
 
     from tinycontext import __version__
 
-    server = create_mcp_server(container)
+    server = create_mcp_server(container, access=access, management=management)
     accepted = allowed_hosts(host) if hosts == "auto" else hosts
 
     async def health(request: Request) -> JSONResponse:
@@ -42,11 +51,14 @@ def http_app(
 
     server.custom_route("/health", methods=["GET"])(health)
 
-    return server.streamable_http_app(
+    app = server.streamable_http_app(
         streamable_http_path=MCP_PATH,
         transport_security=mcp_transport_security(accepted),  # type: ignore[arg-type]
         host=host,
     )
+    if access is not None and access.trust is not None:
+        return TenantGate(app, access)
+    return app
 
 
 def mountable(
@@ -74,9 +86,11 @@ def serve_http(app: Any, host: str, port: int, what: str) -> None:
     """Run an ASGI app with uvicorn until SIGINT/SIGTERM (logs to stderr only)."""
     import uvicorn
 
+    # proxy_headers off: the peer address must be the TCP peer (hosted mode trusts the proxy
+    # by it), never a client address a forwarding header claims.
     config = uvicorn.Config(
         app, host=host, port=port, log_level="warning", access_log=False, lifespan="on",
-        server_header=False,
+        server_header=False, proxy_headers=False,
     )
     shown = f"[{host}]" if ":" in host else host
     print(f"TinyContext {what} listening on http://{shown}:{port}", file=sys.stderr, flush=True)

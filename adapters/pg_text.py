@@ -50,8 +50,8 @@ def _quote(lexeme: str) -> str:
     return "'" + lexeme.replace("\\", "\\\\").replace("'", "''") + "'"
 
 
-def tsvector_literal(content: str, tag: str) -> tuple[str, int]:
-    """A tsvector literal of the memory's tokens with positions, and its token count."""
+def tsvector_literal(content: str, tag: str) -> str:
+    """A tsvector literal of the memory's tokens (tagged) with their positions."""
     tokens = document_tokens(content)
     positions: dict[str, list[int]] = {}
     size = 0
@@ -65,10 +65,9 @@ def tsvector_literal(content: str, tag: str) -> tuple[str, int]:
             positions[lexeme] = places = []
         if len(places) < MAX_POSITIONS_PER_LEXEME:
             places.append(index)
-    literal = " ".join(
+    return " ".join(
         f"{_quote(lexeme)}:{','.join(map(str, places))}" for lexeme, places in positions.items()
     )
-    return literal, len(tokens)
 
 
 def _phrase(group: Sequence[str], tag: str, prefix: bool) -> str:

@@ -21,8 +21,10 @@ from tinycontext.domain.errors import ERROR_STATUS, TinyContextError
 from tinycontext.service import MemoryService
 
 from . import rest_models as m
-from .http_security import RequestGuardMiddleware, allowed_hosts
-from .service_source import service_source, warm_up
+from .http_security import RequestGuardMiddleware
+from .management import Management
+from .service_source import close_source, service_source, warm_up
+from .tenancy import Access, TenantGate
 
 log = logging.getLogger("tinycontext.rest")
 
@@ -66,12 +68,16 @@ def create_app(
     hosts: list[str] | None = None,
     on_shutdown: Callable[[], None] | None = None,
     warm: bool = True,
+    access: Access | None = None,
+    management: Management | None = None,
 ) -> FastAPI:
-    """The REST app over a container (or a MemoryService).
+    """The REST app over a container (or a MemoryService, or hosted mode's TenantStores).
 
     `mcp=True` also serves Streamable HTTP MCP at /mcp from the same process and service;
     `hosts` turns on the Host-header check (see http_security); `on_shutdown` runs last;
-    `warm` loads the embedding model in the background at startup.
+    `warm` loads the embedding model in the background at startup. With `access.trust`
+    (hosted mode) every route but /health needs a proxy-proven caller (401 otherwise) and
+    works on that caller's own store; `management` adds the management resources to /mcp.
     """
     from tinycontext import __version__
 
@@ -82,19 +88,20 @@ def create_app(
         from .mcp_server import create_mcp_server
         from .mcp_transports import mountable
 
-        mcp_routes, mcp_running = mountable(create_mcp_server(container, warm=False), hosts)
+        server = create_mcp_server(container, warm=False, access=access, management=management)
+        mcp_routes, mcp_running = mountable(server, hosts)
 
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
         async with AsyncExitStack() as stack:
             if warm:
-                warm_up(get_service)
+                warm_up(container)
             if mcp_running is not None:
                 await stack.enter_async_context(mcp_running())
             try:
                 yield
             finally:
-                get_service().close()
+                close_source(container)
                 if on_shutdown is not None:
                     on_shutdown()
 
@@ -108,6 +115,8 @@ def create_app(
     )
     app.router.routes.extend(mcp_routes)
     app.add_middleware(RequestGuardMiddleware, hosts=hosts)
+    if access is not None and access.trust is not None:
+        app.add_middleware(TenantGate, access=access)  # outermost: 401 before anything else
 
     @app.exception_handler(TinyContextError)
     async def domain_error(request: Request, exc: TinyContextError) -> JSONResponse:
@@ -201,17 +210,22 @@ def create_app(
 
 
 def app_from_environment(*, mcp: bool = False, bind_host: str | None = None) -> FastAPI:
-    """The app a server process runs: config from file + env, telemetry from OTEL_*."""
+    """The app a server process runs: config from file + env, telemetry from OTEL_*, hosted
+    mode and management from TINYCONTEXT_TENANCY / TINYCONTEXT_MANAGEMENT (validated)."""
     import os
 
     from tinycontext import telemetry
     from tinycontext.config import load_config
-    from tinycontext.container import create_container
+    from tinycontext.hosted import load_server_settings, open_serving
 
+    settings = load_server_settings(transport="http")
     shutdown = telemetry.configure_from_environment()
-    container = create_container(load_config())
+    serving = open_serving(load_config(), settings)
     host = bind_host if bind_host is not None else os.environ.get("TINYCONTEXT_HOST", "")
-    return create_app(container, mcp=mcp, hosts=allowed_hosts(host), on_shutdown=shutdown)
+    return create_app(
+        serving.source, mcp=mcp, hosts=serving.hosts(host), on_shutdown=shutdown,
+        access=serving.access, management=serving.management,
+    )
 
 
 _app: FastAPI | None = None

@@ -140,7 +140,11 @@ def make_service(db_path: Path, model: str, embedder: Any = None, **overrides: A
 
 
 def peak_rss_mb() -> float:
-    """Peak resident set size of this process so far, in MiB (Linux reports KiB)."""
+    """Peak resident set size of this process so far, in MiB."""
+    with contextlib.suppress(OSError, ValueError, IndexError):
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("VmHWM:"):  # this image only, unlike ru_maxrss after fork+exec
+                return int(line.split()[1]) / 1024.0
     usage = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     return usage / 1024.0 if sys.platform != "darwin" else usage / (1024.0 * 1024.0)
 

@@ -11,7 +11,7 @@ import sys
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 SERVER_HINT = (
     "tinycontext {what} needs the `server` extra, which is not installed (missing: {missing}).\n"
@@ -36,7 +36,9 @@ def _parser() -> argparse.ArgumentParser:
                    description="Serve MCP on stdin/stdout for a local agent client.")
     for name, what, port in (("serve", "Streamable HTTP MCP at /mcp", DEFAULT_PORT),
                              ("rest", "the REST API (FastAPI)", DEFAULT_REST_PORT)):
-        p = sub.add_parser(name, help=f"serve {what}", description=f"Serve {what}.")
+        p = sub.add_parser(name, help=f"serve {what}", description=f"Serve {what}. Hosted "
+                           "multi-user mode behind an authenticating proxy: "
+                           "TINYCONTEXT_TENANCY=proxy-header (see docs/hosted.md).")
         p.add_argument("--host", help=f"address to bind (TINYCONTEXT_HOST, default {DEFAULT_HOST})")
         p.add_argument("--port", type=int,
                        help=f"port (TINYCONTEXT_PORT, default {port})")
@@ -107,65 +109,61 @@ def _address(args: argparse.Namespace, default_port: int) -> tuple[str, int]:
     return host, port
 
 
-def _serving(run: Callable[[Any], None]) -> int:
-    """Telemetry from OTEL_*, one container, and a clean close + flush on the way out."""
+def _serving(transport: Literal["stdio", "http"], run: Callable[[Any], None]) -> int:
+    """Validated server settings (hosted mode, management) first, then telemetry from OTEL_*,
+    what to serve (one store, or one per proven user), and a clean close + flush at the end."""
     from tinycontext import telemetry
+    from tinycontext.config import load_config
+    from tinycontext.hosted import load_server_settings, open_serving
 
+    settings = load_server_settings(transport=transport)
+    config = load_config()
     shutdown = telemetry.configure_from_environment()
-    container = _container()
+    serving = open_serving(config, settings)
     try:
-        run(container)
+        run(serving)
     finally:
-        container.service().close()
+        serving.close()
         shutdown()
     return 0
 
 
-def _hosted_refused(transport: str) -> int | None:
-    """Hosted mode is never served by a transport that cannot authenticate every request."""
-    if os.environ.get("TINYCONTEXT_TENANCY", "off").strip().lower() in ("", "off"):
-        return None
-    if transport == "stdio":
-        print("tinycontext: hosted mode (TINYCONTEXT_TENANCY) is refused on stdio; use "
-              "`tinycontext serve` behind the proxy.", file=sys.stderr)
-    else:
-        print("tinycontext: hosted mode (TINYCONTEXT_TENANCY) is not available in this "
-              f"{transport} server; refusing to serve one store without authentication.",
-              file=sys.stderr)
-    return 2
-
-
 def cmd_mcp(args: argparse.Namespace) -> int:
-    if (code := _needs("mcp", "mcp") or _hosted_refused("stdio")) is not None:
+    if (code := _needs("mcp", "mcp")) is not None:
         return code
     from tinycontext.adapters.mcp_transports import run_stdio
 
-    return _serving(run_stdio)
+    return _serving("stdio", lambda s: run_stdio(s.source, s.management))
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
-    if (code := _needs("serve", "mcp", "uvicorn") or _hosted_refused("HTTP")) is not None:
+    if (code := _needs("serve", "mcp", "uvicorn")) is not None:
         return code
     host, port = _address(args, DEFAULT_PORT)
     from tinycontext.adapters.mcp_transports import http_app, serve_http
 
-    return _serving(lambda c: serve_http(http_app(c, host), host, port, "MCP at /mcp"))
+    def run(s: Any) -> None:
+        app = http_app(s.source, host, hosts=s.hosts(host), access=s.access,
+                       management=s.management)
+        serve_http(app, host, port, "MCP at /mcp" + (" (hosted mode)" if s.hosted else ""))
+
+    return _serving("http", run)
 
 
 def cmd_rest(args: argparse.Namespace) -> int:
     modules = ("fastapi", "uvicorn", *(("mcp",) if args.with_mcp else ()))
-    if (code := _needs("rest", *modules) or _hosted_refused("REST")) is not None:
+    if (code := _needs("rest", *modules)) is not None:
         return code
     host, port = _address(args, DEFAULT_REST_PORT)
-    from tinycontext.adapters.http_security import allowed_hosts
     from tinycontext.adapters.mcp_transports import serve_http
     from tinycontext.adapters.rest_api import create_app
 
-    def run(container: Any) -> None:
-        app = create_app(container, mcp=args.with_mcp, hosts=allowed_hosts(host))
-        serve_http(app, host, port, "REST API")
+    def run(s: Any) -> None:
+        app = create_app(s.source, mcp=args.with_mcp, hosts=s.hosts(host), access=s.access,
+                         management=s.management)
+        serve_http(app, host, port, "REST API" + (" (hosted mode)" if s.hosted else ""))
 
-    return _serving(run)
+    return _serving("http", run)
 
 
 def cmd_doctor(args: argparse.Namespace) -> int:

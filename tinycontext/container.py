@@ -44,6 +44,15 @@ def _sqlite_store(path: str) -> Store:
     return SqliteStore(path)
 
 
+def _store(path: str, url: str) -> Store:
+    """SQLite at `path` by default; PostgreSQL when `store_url` is set (nothing connects yet)."""
+    if not url:
+        return _sqlite_store(path)
+    from tinycontext.adapters.pg_store import PostgresStore
+
+    return PostgresStore(url)
+
+
 def _tokenizer(encoding: str) -> Tokenizer:
     from tinycontext.adapters.tiktoken_tokenizer import TiktokenTokenizer
 
@@ -58,7 +67,9 @@ def _clock() -> Clock:
 
 class Container(containers.DeclarativeContainer):
     config = providers.Dependency(instance_of=TinyContextConfig)
-    store = providers.Singleton(_sqlite_store, path=config.provided.memory_db_path)
+    store = providers.Singleton(
+        _store, path=config.provided.memory_db_path, url=config.provided.store_url
+    )
     embedder = providers.Singleton(
         shared_embedder,
         embedding_model=config.provided.embedding_model,

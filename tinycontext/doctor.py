@@ -18,7 +18,8 @@ from typing import IO, Any
 from tinycontext.config import CONFIG_FILE_NAME, ENV_PREFIX, TinyContextConfig, user_config_dir
 
 SECRET_ENV = ("TENANT_SECRET", "TRUSTED_PROXY_TOKEN", "MANAGEMENT_TOKEN")
-SERVER_ENV = ("HOST", "PORT", "ALLOWED_HOSTS", "TENANCY", "MANAGEMENT", "LOG_LEVEL")
+SERVER_ENV = ("HOST", "PORT", "ALLOWED_HOSTS", "TENANCY", "TENANT_STORE_DIR",
+              "TRUSTED_PROXY_CIDRS", "USER_HEADER", "MAX_OPEN_STORES", "MANAGEMENT", "LOG_LEVEL")
 
 
 @dataclass
@@ -130,6 +131,31 @@ def _check_tokenizer(config: TinyContextConfig) -> Check:
     return Check("token counts", count > 0, f"{config.token_encoding}, offline vocabulary")
 
 
+def _check_server(env: dict[str, str]) -> list[Check]:
+    """Hosted mode and management settings, validated as `serve` would (nothing changed)."""
+    from tinycontext.hosted import HostedConfigError, load_server_settings
+
+    tenancy = env.get(ENV_PREFIX + "TENANCY", "").strip().lower() not in ("", "off")
+    management = env.get(ENV_PREFIX + "MANAGEMENT", "").strip().lower() not in ("", "off")
+    if not tenancy and not management:
+        return []
+    name = "hosted mode" if tenancy else "management"
+    try:
+        settings = load_server_settings(env, transport="http" if tenancy else "stdio")
+    except HostedConfigError as exc:
+        return [Check(name, False, exc.message.replace("\n", " "))]
+    if not settings.tenancy:
+        return [Check(name, True, "views on; over HTTP with the Bearer token" if
+                      settings.management_token else "views on for stdio only; `serve` and "
+                      "`rest` also need TINYCONTEXT_MANAGEMENT_TOKEN (24+ characters)")]
+    assert settings.store_dir is not None
+    stores = sum(1 for p in settings.store_dir.glob("*.db") if p.is_file())
+    proxies = ", ".join(str(n) for n in settings.networks)
+    return [Check(name, True, f"{stores} user stores in {settings.store_dir}; trusted proxy "
+                  f"{proxies}; user header {settings.user_header}; at most "
+                  f"{settings.max_open_stores} open")]
+
+
 def run_doctor(config: TinyContextConfig, out: IO[str], as_json: bool = False) -> int:
     """Print the report; 0 when every check passed, else 1."""
     from tinycontext import __version__
@@ -139,7 +165,8 @@ def run_doctor(config: TinyContextConfig, out: IO[str], as_json: bool = False) -
     config_file = _config_file(env)
     server = {name.lower(): env.get(ENV_PREFIX + name) for name in SERVER_ENV}
     server.update({n.lower(): "(set)" if env.get(ENV_PREFIX + n) else None for n in SECRET_ENV})
-    checks = [*_check_storage(config), _check_model(config), _check_tokenizer(config)]
+    checks = [*_check_storage(config), _check_model(config), _check_tokenizer(config),
+              *_check_server(env)]
     ready = all(c.ok for c in checks)
     if as_json:
         payload = {

@@ -10,10 +10,17 @@ from tests.fakes import InMemoryStore
 from tinycontext.ports.store import Store
 
 
-@pytest.fixture(params=["memory", "sqlite"])
+@pytest.fixture(params=["memory", "sqlite", "postgres"])
 def store(request, tmp_path) -> Iterator[Store]:
     if request.param == "memory":
         yield InMemoryStore()
+        return
+    if request.param == "postgres":
+        from tests.pg_fixture import fresh_store
+
+        pg = fresh_store()
+        yield pg
+        pg.close()
         return
     from tinycontext.adapters.sqlite_store import SqliteStore
 
@@ -24,6 +31,8 @@ def store(request, tmp_path) -> Iterator[Store]:
 
 @pytest.fixture
 def store_kind(store) -> str:
-    return "memory" if isinstance(store, InMemoryStore) else "sqlite"
+    if isinstance(store, InMemoryStore):
+        return "memory"
+    return "postgres" if type(store).__name__ == "PostgresStore" else "sqlite"
 
 

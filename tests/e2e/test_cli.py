@@ -86,9 +86,13 @@ def test_rest_command_serves_the_api(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("command", ["serve", "rest"])
-def test_http_servers_refuse_hosted_mode_they_cannot_enforce(tmp_path: Path, command: str) -> None:
+def test_http_servers_refuse_hosted_mode_without_its_settings(tmp_path: Path, command: str) -> None:
     done = run_cli(tmp_path, command, TINYCONTEXT_TENANCY="proxy-header")
-    assert done.returncode == 2 and "without authentication" in done.stderr
+    assert done.returncode == 2 and "refused to start" in done.stderr
+    for name in ("TENANT_SECRET", "TENANT_STORE_DIR", "TRUSTED_PROXY_CIDRS",
+                 "TRUSTED_PROXY_TOKEN"):
+        assert f"TINYCONTEXT_{name}" in done.stderr, name
+    assert not (tmp_path / "store").exists()
 
 
 def test_doctor_never_prints_a_store_password() -> None:

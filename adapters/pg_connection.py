@@ -1,0 +1,142 @@
+"""psycopg 3 connection pool for the PostgreSQL store: lazy open, tenant-scoped transactions.
+
+Each transaction first sets `tinycontext.tenant` (transaction-local), the key the row-level
+security policies compare with, so a pooled connection never carries one tenant's scope into
+another's work, also behind a transaction-pooling proxy such as PgBouncer.
+
+The URL may hold a password: it is never logged, and `redact_url` is what diagnostics show.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any, TypeVar
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+
+from .pg_schema import TENANT_SETTING, migrate
+
+T = TypeVar("T")
+log = logging.getLogger(__name__)
+RETRIES = 4
+_RETRYABLE_STATES = {"40001", "40P01"}  # serialization failure, deadlock detected
+_SECRET_PARAMS = {"password", "sslpassword", "sslkey"}
+
+
+def redact_url(url: str) -> str:
+    """The URL with any password (in the authority or the query string) replaced by ***."""
+    try:
+        parts = urlsplit(url)
+        netloc = parts.netloc
+        if "@" in netloc:
+            userinfo, host = netloc.rsplit("@", 1)
+            if ":" in userinfo:
+                userinfo = userinfo.split(":", 1)[0] + ":***"
+            netloc = f"{userinfo}@{host}"
+        query = urlencode(
+            [(k, "***" if k.lower() in _SECRET_PARAMS else v)
+             for k, v in parse_qsl(parts.query, keep_blank_values=True)],
+            safe="/",
+        )
+        return urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
+    except ValueError:
+        return "postgresql://(unparseable URL hidden)"
+
+
+def _retryable(exc: Exception) -> bool:
+    return getattr(exc, "sqlstate", None) in _RETRYABLE_STATES
+
+
+def _configure(conn: Any) -> None:
+    """Session settings for short OLTP queries: a parallel worker or a JIT compilation
+    costs more than the few milliseconds these queries take."""
+    conn.autocommit = True
+    conn.execute("SET max_parallel_workers_per_gather = 0")
+    conn.execute("SET jit = off")
+    conn.autocommit = False
+
+
+class PgPool:
+    """A psycopg_pool.ConnectionPool opened on first use (and again after `close`)."""
+
+    def __init__(self, url: str, tenant: str, max_size: int = 10) -> None:
+        self._url = url
+        self.tenant = tenant
+        self._max_size = max_size
+        self._pool: Any = None
+        self._lock = threading.Lock()
+        self.migrated_from: int | None = None
+
+    def __repr__(self) -> str:  # never show the password
+        return f"PgPool({self.redacted_url!r}, tenant={self.tenant!r})"
+
+    @property
+    def redacted_url(self) -> str:
+        return redact_url(self._url)
+
+    def _open(self) -> Any:
+        with self._lock:
+            if self._pool is not None:
+                return self._pool
+            import psycopg
+            from psycopg_pool import ConnectionPool
+
+            # A direct connection first: a bad URL or a server that is down fails here with
+            # the server's own message instead of a pool timeout.
+            with psycopg.connect(self._url, autocommit=True) as conn:
+                self.migrated_from = migrate(conn)
+            pool = ConnectionPool(
+                self._url, min_size=1, max_size=self._max_size, open=False,
+                # No server-side prepared statements: our statements differ per query shape
+                # anyway, and they would break behind a transaction-pooling PgBouncer.
+                kwargs={"autocommit": False, "prepare_threshold": None},
+                configure=_configure, name="tinycontext",
+                timeout=30.0,
+            )
+            pool.open(wait=True, timeout=30.0)
+            self._pool = pool
+            return pool
+
+    @contextmanager
+    def connection(self) -> Iterator[Any]:
+        """A pooled connection (outside any transaction) for schema work."""
+        pool = self._open()
+        with pool.connection() as conn:
+            yield conn
+
+    def run(self, work: Callable[[Any], T], settings: dict[str, str] | None = None) -> T:
+        """`work(cursor)` in one transaction scoped to the tenant; retried on deadlock.
+
+        `settings` are further transaction-local settings (planner hints), sent in the same
+        statement as the tenant.
+        """
+        pool = self._open()
+        pairs = [(TENANT_SETTING, self.tenant), *(settings or {}).items()]
+        setup = "SELECT " + ", ".join("set_config(%s, %s, true)" for _ in pairs)
+        values = [v for pair in pairs for v in pair]
+        for attempt in range(RETRIES):
+            try:
+                with pool.connection() as conn, conn.transaction(), conn.cursor() as cur:
+                    cur.execute(setup, values)
+                    return work(cur)
+            except Exception as exc:
+                if not _retryable(exc) or attempt == RETRIES - 1:
+                    raise
+                time.sleep(0.01 * (2**attempt))
+        raise AssertionError("unreachable")
+
+    def read(self, sql: str, params: Any = None) -> list[Any]:
+        def fetch(cur: Any) -> list[Any]:
+            cur.execute(sql, params)
+            return list(cur.fetchall())
+
+        return self.run(fetch)
+
+    def close(self) -> None:
+        with self._lock:
+            pool, self._pool = self._pool, None
+        if pool is not None:
+            pool.close()

@@ -1,0 +1,244 @@
+"""The two retrievers of the PostgreSQL store: tsvector keyword search and pgvector cosine.
+
+Keyword score. PostgreSQL's `ts_rank_cd` knows one document only: a word found in one memory
+of 200,000 scores like a word found in all of them, where FTS5's BM25 weighs each word by its
+rarity (IDF). Recall depends on that (an error code or a name must beat common words), so the
+score here is BM25-shaped: per query group, `ts_rank_cd` with length normalisation and
+saturation (`1|32`: rank/(1+log length), then r/(r+1)), weighted by the group's BM25 IDF from
+its document frequency in the tenant, and summed over the groups a memory matches.
+
+Both retrievers are bounded like SQLite's: document frequencies are counted up to a cap, the
+most common query words are dropped when their postings exceed a budget, and dense search
+uses the HNSW index on large scopes (exact cosine on small ones, where an index that filters
+after the fact could return too few rows).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Sequence
+from typing import Any
+
+from tinycontext.domain.memory import Memory
+from tinycontext.ports.embedder import Vector
+from tinycontext.ports.store import Scope, Scored
+
+from .pg_connection import PgPool
+from .pg_schema import SCHEMA
+from .pg_text import any_query, group_query, query_groups, tenant_tag
+
+COLUMNS = (
+    "m.id, m.content, m.kind, m.session_id, m.created_at, m.content_tokens, m.recall_count, "
+    "m.last_recalled_at, m.superseded_by, m.superseded_at, m.supersedes, m.embedding_model"
+)
+MEMORIES = f"{SCHEMA}.memories"
+TERMS = f"{SCHEMA}.memory_terms"
+RANK_NORMALISATION = 1 | 32
+# Keyword side: postings budget per query, as the SQLite store (sqlite_search.py).
+MIN_POSTINGS = 3000
+POSTINGS_PER_RESULT = 10
+RAREST_WORD_CAP = 4
+MAX_GROUPS = 64
+# Dense side: scopes up to this many vectors are searched exactly.
+EXACT_SCOPE = 2000
+EF_SEARCH_MAX = 1000  # pgvector's limit
+EF_SEARCH_MIN = 40  # pgvector's default
+EF_MARGIN = 50  # candidates beyond `limit` that the scope filters may drop
+COUNT_TTL_SECONDS = 30.0
+PLAN_BY_INDEX = {"enable_seqscan": "off", "enable_hashjoin": "off", "enable_mergejoin": "off"}
+
+
+def memory_from_row(row: Sequence[Any]) -> Memory:
+    return Memory(*row[:12])
+
+
+def vector_text(vector: Vector) -> str:
+    """pgvector's text form of a float32 little-endian vector (9 digits: exact for float32)."""
+    from array import array
+
+    values = array("f")
+    values.frombytes(vector)
+    return "[" + ",".join(f"{v:.9g}" for v in values) + "]"
+
+
+def scope_sql(scope: Scope, alias: str = "m") -> tuple[str, list[Any]]:
+    sql, params = f" AND {alias}.kind = %s", [scope.kind]
+    if scope.session_id is not None:
+        sql += f" AND {alias}.session_id = %s"
+        params.append(scope.session_id)
+    elif scope.exact:
+        sql += f" AND {alias}.session_id IS NULL"
+    return sql, params
+
+
+def bm25_idf(df: int, total: int) -> float:
+    return math.log((total - df + 0.5) / (df + 0.5) + 1.0)
+
+
+class PgRetrieval:
+    """Keyword and vector candidate search of one tenant."""
+
+    def __init__(self, pool: PgPool) -> None:
+        self._pool = pool
+        self._tag = tenant_tag(pool.tenant)
+        self._counts: dict[Any, tuple[float, int]] = {}
+
+    # -- shared ----------------------------------------------------------------------------
+    def _cached(self, key: Any, count: Any) -> int:
+        now = time.monotonic()
+        hit = self._counts.get(key)
+        if hit is not None and now - hit[0] < COUNT_TTL_SECONDS:
+            return hit[1]
+        value = int(count())
+        self._counts[key] = (now, value)
+        return value
+
+    def forget_counts(self) -> None:
+        self._counts.clear()
+
+    def frequencies(self, queries: Sequence[str], cap: int) -> list[int]:
+        """Documents of this tenant matching each tsquery, counted up to `cap`."""
+        def count(cur: Any) -> list[Any]:
+            cur.execute(
+                f"SELECT g.i, (SELECT count(*) FROM (SELECT 1 FROM {TERMS} t "
+                "WHERE t.tenant = %s AND t.terms @@ g.q::tsquery LIMIT %s) x) "
+                "FROM unnest(%s::text[]) WITH ORDINALITY AS g(q, i) ORDER BY g.i",
+                (self._pool.tenant, cap, list(queries)),
+            )
+            return list(cur.fetchall())
+
+        return [int(r[1]) for r in self._pool.run(count, PLAN_BY_INDEX)]
+
+    def documents(self) -> int:
+        return self._cached("documents", lambda: self._pool.read(
+            f"SELECT count(*) FROM {MEMORIES} WHERE tenant = %s", (self._pool.tenant,)
+        )[0][0])
+
+    def score_sql(
+        self, groups: Sequence[Sequence[str]], frequencies: Sequence[int], prefix_last: bool
+    ) -> tuple[str, list[Any]]:
+        """Sum over groups of IDF x saturated ts_rank_cd, for rows of memory_terms `t`."""
+        total = max(self.documents(), *frequencies, 1)
+        parts, params = [], []  # type: list[str], list[Any]
+        last = len(groups) - 1
+        for index, (group, df) in enumerate(zip(groups, frequencies, strict=True)):
+            query = group_query(group, self._tag, prefix_last and index == last)
+            # ts_rank_cd is 0 for a group the memory lacks (a phrase must be adjacent too).
+            parts.append(f"%s * ts_rank_cd(t.terms, %s::tsquery, {RANK_NORMALISATION})")
+            params += [bm25_idf(df, total), query]
+        return "(" + " + ".join(parts) + ")", params
+
+    # -- keyword ---------------------------------------------------------------------------
+    def _prune_common(
+        self, groups: list[tuple[str, ...]], limit: int
+    ) -> tuple[list[tuple[str, ...]], list[int]]:
+        """The rarest groups whose postings fit the budget (see sqlite_search._prune_common)."""
+        budget = max(MIN_POSTINGS, POSTINGS_PER_RESULT * limit)
+        cap = RAREST_WORD_CAP * budget + 1
+        df = self.frequencies([group_query(g, self._tag) for g in groups], cap)
+        ranked = sorted(zip(groups, df, strict=True), key=lambda p: (p[1], p[0]))
+        kept: list[tuple[tuple[str, ...], int]] = []
+        spent = 0
+        for group, cost in ranked:
+            if cost == 0:
+                continue
+            if kept and spent + cost > budget:
+                break
+            if not kept and cost > RAREST_WORD_CAP * budget:
+                return [], []
+            kept.append((group, cost))
+            spent += cost
+        return [g for g, _ in kept], [c for _, c in kept]
+
+    def keyword_search(
+        self, groups: Sequence[Sequence[str]], scope: Scope, limit: int
+    ) -> list[Scored]:
+        wanted = query_groups(groups)[:MAX_GROUPS]
+        if not wanted or limit < 1:
+            return []
+        kept, df = self._prune_common(wanted, limit)
+        if not kept:
+            return []
+        score, score_params = self.score_sql(kept, df, prefix_last=False)
+        where, params = scope_sql(scope)
+
+        def search(cur: Any) -> list[Any]:
+            cur.execute(
+                f"WITH hits AS MATERIALIZED (SELECT t.seq, {score} AS score FROM {TERMS} t "
+                "WHERE t.tenant = %s AND t.terms @@ %s::tsquery) "
+                f"SELECT {COLUMNS}, h.score FROM hits h JOIN {MEMORIES} m ON m.seq = h.seq "
+                f"WHERE m.tenant = %s AND m.superseded_by IS NULL{where} "
+                "ORDER BY h.score DESC, m.created_at DESC, m.id LIMIT %s",
+                [*score_params, self._pool.tenant, any_query(kept, self._tag),
+                 self._pool.tenant, *params, limit],
+            )
+            return list(cur.fetchall())
+
+        # At most a budget of candidates, found through the GIN index and each looked up by
+        # its key. The planner prices a tsquery test far too low and would otherwise read the
+        # whole keyword table, or the whole memories table for a hash join.
+        rows = self._pool.run(search, PLAN_BY_INDEX)
+        return [Scored(memory_from_row(r), float(r[12])) for r in rows]
+
+    # -- dense -----------------------------------------------------------------------------
+    def _scope_vectors(self, model_key: str, dims: int, scope: Scope) -> int:
+        where, params = scope_sql(scope)
+        return self._cached((model_key, dims, scope), lambda: self._pool.read(
+            f"SELECT count(*) FROM (SELECT 1 FROM {MEMORIES} m WHERE m.tenant = %s "
+            f"AND m.superseded_by IS NULL{where} AND m.embedding_model = %s AND m.dims = %s "
+            "LIMIT %s) x",
+            [self._pool.tenant, *params, model_key, dims, EXACT_SCOPE + 1],
+        )[0][0])
+
+    def nearest(
+        self, vector: Vector, model_key: str, scope: Scope, limit: int, indexed: bool
+    ) -> list[Scored]:
+        dims = len(vector) // 4
+        if limit < 1 or dims < 1:
+            return []
+        where, params = scope_sql(scope)
+        text = vector_text(vector)
+        filters = (
+            f"m.tenant = %s AND m.dims = {dims} AND m.superseded_by IS NULL{where} "
+            "AND m.embedding_model = %s"
+        )
+        base = [self._pool.tenant, *params, model_key]
+        in_scope = self._scope_vectors(model_key, dims, scope)
+        if indexed and in_scope > EXACT_SCOPE:
+            for ef in self._ef_steps(limit):
+                rows = self._pool.run(
+                    lambda cur: self._approximate(cur, dims, filters, [text, *base, text, limit]),
+                    # Our count already chose the index: keep the planner from sorting the
+                    # whole scope instead (its guess of what the filters keep is often off).
+                    {"hnsw.ef_search": str(ef), "enable_sort": "off"},
+                )
+                # The index filters after its search: a scope that is a small share of the
+                # index can come back short. Then widen the search, and at last go exact.
+                if len(rows) >= limit:
+                    return [Scored(memory_from_row(r), float(r[12])) for r in rows]
+        rows = self._pool.read(
+            f"SELECT {COLUMNS}, 1 - (m.embedding <=> %s::vector) AS similarity "
+            f"FROM {MEMORIES} m WHERE {filters} "
+            "ORDER BY similarity DESC, m.created_at DESC, m.id LIMIT %s",
+            [text, *base, limit],
+        )
+        return [Scored(memory_from_row(r), float(r[12])) for r in rows]
+
+    @staticmethod
+    def _ef_steps(limit: int) -> list[int]:
+        """hnsw.ef_search values to try: a margin over `limit` first, then the maximum."""
+        first = min(EF_SEARCH_MAX, max(EF_SEARCH_MIN, limit + EF_MARGIN))
+        return [first] if first >= EF_SEARCH_MAX else [first, EF_SEARCH_MAX]
+
+    @staticmethod
+    def _approximate(cur: Any, dims: int, filters: str, params: list[Any]) -> list[Any]:
+        cur.execute(
+            f"SELECT * FROM (SELECT {COLUMNS}, "
+            f"1 - (m.embedding::vector({dims}) <=> %s::vector({dims})) AS similarity "
+            f"FROM {MEMORIES} m WHERE {filters} "
+            f"ORDER BY m.embedding::vector({dims}) <=> %s::vector({dims}) LIMIT %s) c "
+            "ORDER BY c.similarity DESC, c.created_at DESC, c.id",
+            params,
+        )
+        return list(cur.fetchall())

@@ -1,0 +1,287 @@
+"""PostgreSQL store beyond the shared contract: migrations, indexes, tenants, walls, secrets."""
+
+from __future__ import annotations
+
+import threading
+import time
+from array import array
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+import psycopg
+import pytest
+
+from tests.contract.store_support import KEY, listing, mem, mid, new, vec
+from tests.fakes import HashEmbedder
+from tests.pg_fixture import admin_url, temporary_database, with_database
+from tinycontext.adapters import pg_search
+from tinycontext.adapters.export_import import iter_stored
+from tinycontext.adapters.pg_connection import redact_url
+from tinycontext.adapters.pg_doctor import check_postgres
+from tinycontext.adapters.pg_schema import SCHEMA_VERSION
+from tinycontext.adapters.pg_store import PostgresStore
+from tinycontext.config import TinyContextConfig
+from tinycontext.domain.errors import InvalidRequestError, MemoryAlreadySupersededError
+from tinycontext.domain.memory import Memory
+from tinycontext.ports.store import NewMemory, Scope
+
+EPI = Scope("episodic")
+
+
+@pytest.fixture
+def pg_database(request: pytest.FixtureRequest) -> Iterator[str]:
+    with temporary_database(request) as url:
+        yield url
+
+
+def admin(url: str) -> psycopg.Connection:
+    """A superuser connection to the test database of `url`."""
+    database = url.split("?")[0].rsplit("/", 1)[1]
+    return psycopg.connect(with_database(admin_url(), database), autocommit=True)
+
+
+def random_vectors(n: int, dims: int, seed: int = 7) -> list[bytes]:
+    rng = np.random.default_rng(seed)
+    data = rng.standard_normal((n, dims)).astype(np.float32)
+    data /= np.linalg.norm(data, axis=1, keepdims=True)
+    return [row.astype("<f4").tobytes() for row in data]
+
+
+def bulk(store: PostgresStore, vectors: list[bytes], session: str | None = None,
+         start: int = 1, key: str = "rand") -> None:
+    items = [
+        NewMemory(mem(start + i, f"memory number {start + i}", session=session, key=key), v)
+        for i, v in enumerate(vectors)
+    ]
+    for i in range(0, len(items), 500):
+        store.add(items[i:i + 500])
+
+
+def index_scans(url: str, index: str, above: int, wait: float = 10.0) -> int:
+    """Scans of `index` once they exceed `above` (statistics arrive late), else 0."""
+    deadline = time.monotonic() + wait
+    with admin(url) as conn:
+        while time.monotonic() < deadline:
+            conn.execute("SELECT pg_stat_clear_snapshot()")
+            count = conn.execute("SELECT idx_scan FROM pg_stat_user_indexes "
+                                 "WHERE indexrelname = %s", (index,)).fetchone()[0]
+            if count > above:
+                return int(count)
+            time.sleep(0.1)
+    return 0
+
+
+# -- schema ----------------------------------------------------------------------------------
+def test_replicas_starting_at_once_migrate_exactly_once(pg_database: str) -> None:
+    stores = [PostgresStore(pg_database) for _ in range(6)]
+    barrier = threading.Barrier(len(stores))
+
+    def start(store: PostgresStore) -> int:
+        barrier.wait()
+        return store.count_pending_embeddings(KEY)
+
+    with ThreadPoolExecutor(len(stores)) as pool:
+        assert list(pool.map(start, stores)) == [0] * len(stores)
+    with admin(pg_database) as conn:
+        versions = conn.execute("SELECT version FROM tinycontext.schema_version").fetchall()
+        assert [v for (v,) in versions] == list(range(1, SCHEMA_VERSION + 1))
+    # One replica migrated from version 0; the others found the schema current.
+    assert sorted(s._pool.migrated_from or 0 for s in stores) == [0] + [SCHEMA_VERSION] * 5
+    for store in stores:
+        store.close()
+
+
+def test_a_newer_schema_is_refused(pg_database: str) -> None:
+    PostgresStore(pg_database).close()  # nothing connects before the first operation
+    with admin(pg_database) as conn:
+        assert not conn.execute("SELECT 1 FROM pg_namespace WHERE nspname = 'tinycontext'") \
+            .fetchone()
+    store = PostgresStore(pg_database)
+    store.find(mid(1), False)
+    store.close()
+    with admin(pg_database) as conn:
+        conn.execute("INSERT INTO tinycontext.schema_version (version) VALUES (99)")
+    with pytest.raises(RuntimeError, match="newer than this TinyContext"):
+        PostgresStore(pg_database).find(mid(1), False)
+
+
+def test_one_hnsw_index_per_dimension(pg_database: str) -> None:
+    store = PostgresStore(pg_database)
+    odd = HashEmbedder(dimensions=12, key="odd")
+    store.add([new(mem(1, "red green")), new(mem(2, "red green", key="odd"), embedder=odd)])
+    with admin(pg_database) as conn:
+        names = {r[0] for r in conn.execute(
+            "SELECT indexname FROM pg_indexes WHERE indexdef LIKE '%USING hnsw%'")}
+    assert names == {"memories_hnsw_64", "memories_hnsw_12"}
+    assert [h.memory.id for h in store.nearest(vec("red green"), KEY, EPI, 5)] == [mid(1)]
+    assert [h.memory.id for h in store.nearest(vec("red green", odd), "odd", EPI, 5)] == [mid(2)]
+    store.close()
+
+
+# -- dense search at scale -------------------------------------------------------------------
+def test_large_scopes_use_the_hnsw_index_and_agree_with_exact_search(pg_database: str) -> None:
+    store = PostgresStore(pg_database)
+    vectors = random_vectors(pg_search.EXACT_SCOPE + 1000, 32)
+    bulk(store, vectors)
+    matrix = np.frombuffer(b"".join(vectors), dtype="<f4").reshape(len(vectors), 32)
+    with admin(pg_database) as conn:
+        conn.execute("ANALYZE tinycontext.memories")
+        before = conn.execute("SELECT idx_scan FROM pg_stat_user_indexes "
+                              "WHERE indexrelname = 'memories_hnsw_32'").fetchone()[0]
+    overlap = 0
+    queries = random_vectors(20, 32, seed=99)
+    for query in queries:
+        exact = np.argsort(-(matrix @ np.frombuffer(query, dtype="<f4")))[:10]
+        hits = store.nearest(query, "rand", EPI, 10)
+        assert len(hits) == 10
+        assert [h.score for h in hits] == sorted((h.score for h in hits), reverse=True)
+        overlap += len({mid(int(i) + 1) for i in exact} & {h.memory.id for h in hits})
+    store.close()  # backends flush their statistics when they exit
+    assert index_scans(pg_database, "memories_hnsw_32", above=before)  # the index answered
+    assert overlap / (10 * len(queries)) >= 0.95
+
+
+def test_a_small_scope_inside_a_large_index_still_gets_every_match(
+    pg_database: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store = PostgresStore(pg_database)
+    bulk(store, random_vectors(3000, 32), session="big")
+    bulk(store, random_vectors(30, 32, seed=3), session="tiny", start=5000)
+    monkeypatch.setattr(pg_search, "EXACT_SCOPE", 10)  # force the index path for "tiny"
+    with admin(pg_database) as conn:
+        conn.execute("ANALYZE tinycontext.memories")
+    hits = store.nearest(random_vectors(1, 32, seed=4)[0], "rand", Scope("episodic", "tiny"), 25)
+    assert len(hits) == 25 and {h.memory.session_id for h in hits} == {"tiny"}
+    store.close()
+
+
+# -- tenants ---------------------------------------------------------------------------------
+def stock(store: PostgresStore) -> None:
+    store.add([new(mem(1, "shared wording about apples", session="s")),
+               new(mem(2, f"only in tenant {store.tenant!r}"), vector=False)])
+
+
+def test_tenants_share_tables_but_never_rows(pg_database: str) -> None:
+    a, b = PostgresStore(pg_database, tenant="a" * 64), PostgresStore(pg_database, tenant="b" * 64)
+    stock(a)
+    stock(b)  # the same ids in another tenant are other memories
+    a.mark_recalled([mid(1)], "2026-07-02T00:00:00Z")
+    [in_b] = b.find(mid(1), False)
+    assert in_b.recall_count == 0 and len(a.find(mem(1, "x").ref, True)) == 1
+    for store in (a, b):
+        assert [h.memory.id for h in store.keyword_search([["apples"]], EPI, 10)] == [mid(1)]
+        assert [h.memory.id for h in store.nearest(vec("apples"), KEY, EPI, 10)] == [mid(1)]
+        assert store.browse(listing()).total_count == 2
+        assert store.session_exists("s") and store.count_pending_embeddings(KEY) == 1
+    a.delete(mid(1), None, None)
+    assert a.find(mid(1), False) == [] and len(b.find(mid(1), False)) == 1
+    assert b.keyword_search([["apples"]], EPI, 10)[0].memory.id == mid(1)
+    a.close()
+    b.close()
+
+
+def test_row_level_security_hides_other_tenants_from_a_query_without_filter(
+    pg_database: str,
+) -> None:
+    a, b = PostgresStore(pg_database, tenant="tenant-a"), PostgresStore(pg_database, tenant="t-b")
+    stock(a)
+    stock(b)
+    user = psycopg.conninfo.conninfo_to_dict(pg_database)["user"]
+    with admin(pg_database) as conn:
+        role = conn.execute("SELECT rolsuper, rolbypassrls FROM pg_roles WHERE rolname = %s",
+                            (user,)).fetchone()
+    assert role == (False, False)  # superusers and BYPASSRLS roles would skip the policies
+    # The store's own transactions set the tenant: a query that forgot `WHERE tenant = ...`
+    # still returns only that tenant's rows.
+    everything = "SELECT tenant, content FROM tinycontext.memories ORDER BY content"
+    assert {t for t, _ in a._pool.read(everything)} == {"tenant-a"}
+    assert {t for t, _ in b._pool.read(everything)} == {"t-b"}
+    assert a._pool.read("SELECT tenant FROM tinycontext.sessions") == [("tenant-a",)]
+    with psycopg.connect(pg_database) as conn:
+        assert conn.execute(everything).fetchall() == []  # no tenant set: nothing at all
+        conn.execute("SELECT set_config('tinycontext.tenant', 't-b', true)")
+        assert conn.execute("UPDATE tinycontext.memories SET recall_count = 9").rowcount == 2
+        with pytest.raises(psycopg.errors.InsufficientPrivilege):
+            conn.execute("UPDATE tinycontext.memories SET tenant = 'tenant-a'")
+    assert [m.recall_count for m in a.find(mid(1), False)] == [0]
+    a.close()
+    b.close()
+
+
+# -- concurrency -----------------------------------------------------------------------------
+def test_concurrent_recall_marks_and_supersedes(pg_database: str) -> None:
+    one, two = PostgresStore(pg_database), PostgresStore(pg_database)
+    one.add([new(mem(i, f"note {i}")) for i in range(1, 21)])
+    ids = [mid(i) for i in range(1, 21)]
+
+    def mark(round_: int) -> None:
+        store = one if round_ % 2 else two
+        chosen = ids[round_ % 7:] + ids[: round_ % 7]  # overlapping sets, different orders
+        store.mark_recalled(chosen, "2026-07-03T00:00:00Z")
+
+    with ThreadPoolExecutor(8) as pool:
+        list(pool.map(mark, range(40)))
+    assert {m.recall_count for i in ids for m in one.find(i, False)} == {40}
+
+    def replace(store: PostgresStore, n: int) -> str:
+        try:
+            update = new(mem(n, f"note 1 v{n}", supersedes=mid(1)))
+            store.supersede(mid(1), update, "2026-07-04T00:00:00Z")
+            return "ok"
+        except MemoryAlreadySupersededError:
+            return "refused"
+
+    with ThreadPoolExecutor(2) as pool:
+        outcomes = sorted(pool.map(replace, [one, two], [101, 102]))
+    assert outcomes == ["ok", "refused"]
+    one.close()
+    two.close()
+
+
+# -- data fidelity and errors ----------------------------------------------------------------
+def test_export_reads_back_every_field_and_exact_vectors(pg_database: str) -> None:
+    store = PostgresStore(pg_database)
+    vector = array("f", [0.1, -1e-8, 3.4028235e38, 1.17549435e-38, 0.333333343]).tobytes()
+    kept = mem(1, "Crème brûlée 🍕", session="s", recall_count=3,
+               last_recalled_at="2026-07-02T00:00:00Z", key="five")
+    store.add([NewMemory(kept, vector), new(mem(2, "no vector"), vector=False)])
+    exported = list(iter_stored(store))
+    assert exported == [(kept, vector), (Memory(mid(2), "no vector", "episodic", None,
+                                                 "2026-07-01T00:00:00Z", 2), None)]
+    assert [m.id for m, _ in iter_stored(store, "s")] == [mid(1)]
+    store.close()
+
+
+def test_a_nul_character_is_a_clear_error_and_stores_nothing(pg_database: str) -> None:
+    store = PostgresStore(pg_database)
+    with pytest.raises(InvalidRequestError, match="NUL"):
+        store.add([new(mem(1, "fine")), new(mem(2, "bad \x00 byte"))])
+    assert store.find(mid(1), False) == []
+    store.close()
+
+
+# -- secrets ---------------------------------------------------------------------------------
+SECRET = "s3cr3t-Pa55"
+
+
+def test_passwords_never_show(pg_database: str) -> None:
+    assert redact_url(f"postgresql://u:{SECRET}@db:5432/x?sslmode=require") \
+        == "postgresql://u:***@db:5432/x?sslmode=require"
+    assert SECRET not in redact_url(f"postgresql://db/x?user=u&password={SECRET}")
+    config = TinyContextConfig(store_url=f"postgresql://u:{SECRET}@db/x")
+    assert SECRET not in repr(config) and SECRET not in str(config)
+    # The test server trusts local connections, so a password in the URL is accepted.
+    user = psycopg.conninfo.conninfo_to_dict(pg_database)["user"]
+    url = pg_database.replace(f"//{user}@", f"//{user}:{SECRET}@")
+    store = PostgresStore(url)
+    assert SECRET not in repr(store)
+    store.add([new(mem(1, "x"))])
+    facts = store.diagnostics()
+    assert SECRET not in str(facts) and facts["live_memories"] == 1
+    assert facts["schema_version"] == SCHEMA_VERSION and facts["vector_version"]
+    checks = check_postgres(url)
+    assert [ok for _, ok, _ in checks] == [True, True, True] and SECRET not in str(checks)
+    broken = check_postgres(url.replace(pg_database.split("?")[0].rsplit("/", 1)[1], "nope"))
+    assert broken[0][1] is False and SECRET not in str(broken)
+    store.close()

@@ -1,0 +1,293 @@
+"""Server settings beyond the engine config: hosted multi-user mode and management views.
+
+`load_server_settings` reads the TINYCONTEXT_* variables of SPEC section 8 and refuses to
+start, naming every missing or weak setting at once; `open_serving` builds what a server
+process serves: one store (single-user) or one store per proven user (hosted mode), all
+sharing one embedding model and one token vocabulary.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import logging
+import os
+import re
+import stat
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from tinycontext.config import ENV_PREFIX, ConfigError, TinyContextConfig
+
+log = logging.getLogger("tinycontext.hosted")
+
+MIN_SECRET_BYTES = 32
+MIN_PROXY_TOKEN_BYTES = 32
+MIN_MANAGEMENT_TOKEN_CHARS = 24
+DEFAULT_MAX_OPEN_STORES = 64
+MAX_OPEN_STORES_LIMIT = 100_000
+SECRET_HINT = "e.g. `python -c \"import secrets; print(secrets.token_urlsafe(48))\"`"
+HEADER_NAME = re.compile(r"^[A-Za-z0-9!#$%&'*+.^_`|~-]{1,64}$")
+RESERVED_HEADERS = frozenset({
+    "host", "authorization", "cookie", "content-type", "content-length", "accept",
+    "transfer-encoding", "connection", "mcp-session-id", "mcp-protocol-version",
+    "x-tinycontext-proxy-token", "x-forwarded-for",
+})
+SWITCH = {"on": True, "true": True, "1": True, "yes": True,
+          "off": False, "false": False, "0": False, "no": False, "": False}
+
+
+class HostedConfigError(ConfigError):
+    """A server setting is missing or weak; the message names each one and the fix."""
+
+
+@dataclass(frozen=True)
+class ServerSettings:
+    """Validated hosted-mode and management settings of one server process."""
+
+    tenancy: bool = False
+    networks: tuple[ipaddress.IPv4Network | ipaddress.IPv6Network, ...] = ()
+    tenant_secret: bytes = field(default=b"", repr=False)
+    proxy_token: bytes = field(default=b"", repr=False)
+    store_dir: Path | None = None
+    user_header: str = "X-TinyContext-User-Id"
+    max_open_stores: int = DEFAULT_MAX_OPEN_STORES
+    management: bool = False
+    management_token: str | None = field(default=None, repr=False)
+
+
+def _get(env: Mapping[str, str], name: str) -> str:
+    return env.get(ENV_PREFIX + name, "").strip()
+
+
+def _networks(raw: str, problems: list[str]) -> tuple[Any, ...]:
+    name = ENV_PREFIX + "TRUSTED_PROXY_CIDRS"
+    if not raw:
+        problems.append(f"{name} is required: the proxy's address or network, e.g. "
+                        "10.0.0.5/32 or 172.20.0.0/16 (comma-separated for several).")
+        return ()
+    found = []
+    for item in (part.strip() for part in re.split(r"[,\s]+", raw)):
+        if not item:
+            continue
+        try:
+            network = ipaddress.ip_network(item, strict=True)
+        except ValueError as exc:
+            problems.append(f"{name}: {item!r} is not a valid CIDR ({exc}).")
+            continue
+        if network.prefixlen == 0:
+            problems.append(f"{name}: {item!r} trusts every address; name the proxy's own "
+                            "address or network.")
+            continue
+        found.append(network)
+    return tuple(found)
+
+
+def _secret(env: Mapping[str, str], key: str, minimum: int, what: str,
+            problems: list[str]) -> bytes:
+    raw = _get(env, key).encode("utf-8")
+    name = ENV_PREFIX + key
+    if not raw:
+        problems.append(f"{name} is required ({what}): at least {minimum} random bytes, "
+                        f"{SECRET_HINT}.")
+    elif len(raw) < minimum:
+        problems.append(f"{name} is {len(raw)} bytes; at least {minimum} are needed "
+                        f"({SECRET_HINT}).")
+    return raw
+
+
+def _store_dir(raw: str, problems: list[str]) -> Path | None:
+    name = ENV_PREFIX + "TENANT_STORE_DIR"
+    if not raw:
+        problems.append(f"{name} is required: an existing folder for the per-user stores.")
+        return None
+    folder = Path(raw).expanduser()
+    if not folder.is_dir():
+        problems.append(f"{name}: {folder} does not exist or is not a folder; create it "
+                        "(owner-only, mode 700) first.")
+        return None
+    if not os.access(folder, os.W_OK | os.X_OK):
+        problems.append(f"{name}: {folder} is not writable by this user.")
+    elif os.name == "posix":
+        info = folder.stat()
+        if info.st_uid != os.getuid() and info.st_mode & (stat.S_IRWXG | stat.S_IRWXO):
+            problems.append(f"{name}: {folder} belongs to another user and others can open "
+                            "it; use a folder this user owns (it is made mode 700).")
+    return folder.resolve()
+
+
+def _switch(env: Mapping[str, str], key: str, problems: list[str]) -> bool:
+    raw = _get(env, key).lower()
+    if raw not in SWITCH:
+        problems.append(f"{ENV_PREFIX}{key} must be on or off, got {raw!r}.")
+        return False
+    return SWITCH[raw]
+
+
+def _max_open(raw: str, problems: list[str]) -> int:
+    if not raw:
+        return DEFAULT_MAX_OPEN_STORES
+    if not raw.isdigit() or not 1 <= int(raw) <= MAX_OPEN_STORES_LIMIT:
+        problems.append(f"{ENV_PREFIX}MAX_OPEN_STORES must be a whole number from 1 to "
+                        f"{MAX_OPEN_STORES_LIMIT}, got {raw!r}.")
+        return DEFAULT_MAX_OPEN_STORES
+    return int(raw)
+
+
+def _user_header(raw: str, problems: list[str]) -> str:
+    if not raw:
+        return "X-TinyContext-User-Id"
+    if not HEADER_NAME.match(raw) or raw.lower() in RESERVED_HEADERS:
+        problems.append(f"{ENV_PREFIX}USER_HEADER: {raw!r} is not a usable header name "
+                        "(letters, digits and -, not a standard or TinyContext header).")
+    return raw
+
+
+def _refuse(problems: list[str], what: str) -> None:
+    if problems:
+        lines = "\n".join(f"  - {p}" for p in problems)
+        raise HostedConfigError(f"{what} refused to start:\n{lines}")
+
+
+def load_server_settings(
+    environ: Mapping[str, str] | None = None,
+    *,
+    transport: Literal["stdio", "http"] = "http",
+) -> ServerSettings:
+    """Read and validate hosted mode and management; HostedConfigError lists every problem."""
+    env = os.environ if environ is None else environ
+    problems: list[str] = []
+    tenancy_raw = _get(env, "TENANCY").lower()
+    if tenancy_raw not in ("", "off", "proxy-header"):
+        problems.append(f"{ENV_PREFIX}TENANCY must be off or proxy-header, got {tenancy_raw!r}.")
+    tenancy = tenancy_raw == "proxy-header"
+    if tenancy and transport == "stdio":
+        raise HostedConfigError(
+            "hosted mode (TINYCONTEXT_TENANCY) is refused on stdio: a local pipe cannot prove "
+            "who is calling. Use `tinycontext serve` behind the authenticating proxy."
+        )
+    management = _switch(env, "MANAGEMENT", problems)
+    token = _get(env, "MANAGEMENT_TOKEN") or None
+    if token is not None and len(token) < MIN_MANAGEMENT_TOKEN_CHARS:
+        problems.append(f"{ENV_PREFIX}MANAGEMENT_TOKEN is {len(token)} characters; at least "
+                        f"{MIN_MANAGEMENT_TOKEN_CHARS} are needed ({SECRET_HINT}).")
+    if management and transport == "http" and not tenancy and token is None:
+        problems.append(f"{ENV_PREFIX}MANAGEMENT=on over HTTP needs a way to authenticate: set "
+                        f"{ENV_PREFIX}MANAGEMENT_TOKEN ({MIN_MANAGEMENT_TOKEN_CHARS}+ characters, "
+                        "sent as `Authorization: Bearer`), or run hosted mode behind the proxy.")
+    settings = ServerSettings(management=management, management_token=token)
+    if not tenancy:
+        _refuse(problems, "tinycontext")
+        return settings
+    secret = _secret(env, "TENANT_SECRET", MIN_SECRET_BYTES, "names the per-user files",
+                     problems)
+    proxy_token = _secret(env, "TRUSTED_PROXY_TOKEN", MIN_PROXY_TOKEN_BYTES,
+                          "sent by the proxy on every request", problems)
+    if secret and secret == proxy_token:
+        problems.append(f"{ENV_PREFIX}TRUSTED_PROXY_TOKEN must differ from "
+                        f"{ENV_PREFIX}TENANT_SECRET (the token travels with every request).")
+    if token is not None and token.encode() == proxy_token:
+        problems.append(f"{ENV_PREFIX}MANAGEMENT_TOKEN must differ from the proxy token.")
+    settings = ServerSettings(
+        tenancy=True, networks=_networks(_get(env, "TRUSTED_PROXY_CIDRS"), problems),
+        tenant_secret=secret, proxy_token=proxy_token,
+        store_dir=_store_dir(_get(env, "TENANT_STORE_DIR"), problems),
+        user_header=_user_header(_get(env, "USER_HEADER"), problems),
+        max_open_stores=_max_open(_get(env, "MAX_OPEN_STORES"), problems),
+        management=management, management_token=token,
+    )
+    _refuse(problems, "hosted mode (TINYCONTEXT_TENANCY=proxy-header)")
+    return settings
+
+
+@dataclass
+class Serving:
+    """What one server process serves, and how its callers are identified."""
+
+    source: Any  # a container (single-user) or TenantStores (hosted)
+    access: Any = None  # adapters.tenancy.Access
+    management: Any = None  # adapters.management.Management
+    hosted: bool = False
+
+    def hosts(self, bind_host: str | None) -> list[str] | None:
+        """Host-header allow-list. Hosted mode proves callers by proxy address and token, so
+        the DNS-rebinding check is only on when TINYCONTEXT_ALLOWED_HOSTS names hosts."""
+        from tinycontext.adapters.http_security import ENV_NAME, allowed_hosts
+
+        if self.hosted and not os.environ.get(ENV_NAME, "").strip():
+            return None
+        return allowed_hosts(bind_host)
+
+    def close(self) -> None:
+        from tinycontext.adapters.service_source import close_source
+
+        close_source(self.source)
+
+
+def _tighten(folder: Path) -> None:
+    if os.name == "posix" and folder.stat().st_mode & (stat.S_IRWXG | stat.S_IRWXO):
+        os.chmod(folder, stat.S_IRWXU)
+        log.warning("made the tenant store folder owner-only (mode 700)")
+
+
+def open_serving(
+    config: TinyContextConfig,
+    settings: ServerSettings,
+    *,
+    embedder: Any = None,
+    tokenizer: Any = None,
+    clock: Any = None,
+    background: bool = True,
+) -> Serving:
+    """The container (single-user) or the per-user TenantStores (hosted) a server serves.
+
+    Ports given here (tests) replace the configured ones; hosted mode shares them (and
+    otherwise the process's one model and vocabulary) across every user's service.
+    """
+    from tinycontext.adapters.management import Management
+    from tinycontext.adapters.tenancy import Access, ProxyTrust
+    from tinycontext.container import build_service, create_container
+
+    token = settings.management_token
+    if not settings.tenancy:
+        if any(p is not None for p in (embedder, tokenizer, clock)) or not background:
+            source: Any = build_service(config, embedder=embedder, tokenizer=tokenizer,
+                                        clock=clock, background=background)
+        else:
+            source = create_container(config)
+        management = Management(hosted=False) if settings.management else None
+        access = Access(management_token=token) if settings.management else None
+        return Serving(source, access, management)
+    if config.store_url:
+        raise HostedConfigError(
+            "hosted mode keeps one SQLite file per user under TINYCONTEXT_TENANT_STORE_DIR; "
+            "unset TINYCONTEXT_STORE_URL (store_url) to run it."
+        )
+    from tinycontext.adapters.sqlite_store import SqliteStore
+    from tinycontext.adapters.tenant_stores import TenantStores
+
+    assert settings.store_dir is not None
+    _tighten(settings.store_dir)
+    base = create_container(config)  # only for the shared ports: never its store or service
+
+    def shared_ports() -> dict[str, Any]:
+        return {"embedder": embedder or base.embedder(), "tokenizer": tokenizer or base.tokenizer(),
+                "clock": clock or base.clock()}
+
+    def open_service(path: Path) -> Any:
+        tenant_config = config.model_copy(update={"memory_db_path": str(path)})
+        return build_service(tenant_config, store=SqliteStore(path), background=background,
+                             **shared_ports())
+
+    def warm() -> None:
+        ports = shared_ports()
+        ports["tokenizer"].count("warm up")
+        ports["embedder"].embed(["warm up"])
+
+    stores = TenantStores(settings.store_dir, settings.tenant_secret, open_service,
+                          settings.max_open_stores, warm)
+    trust = ProxyTrust(settings.networks, settings.proxy_token, settings.user_header)
+    management = Management(hosted=True, storage=stores.storage_facts) if settings.management \
+        else None
+    return Serving(stores, Access(trust, token), management, hosted=True)
