@@ -15,6 +15,7 @@ from .sqlite_schema import migrate
 
 T = TypeVar("T")
 BUSY_TIMEOUT_MS = 15000
+MAX_CONNECTIONS = 4
 LOCK_RETRIES = 8
 
 
@@ -24,13 +25,20 @@ def _is_lock_error(exc: Exception) -> bool:
 
 
 class ConnectionPool:
-    """One connection per thread (SQLite connections must not be shared across threads),
-    opened lazily so the database file is only created by the first real operation."""
+    """A few SQLite connections per store, lent to one thread at a time.
 
-    def __init__(self, path: Path) -> None:
+    Connections are opened lazily (the database file is only created by the first real
+    operation) and at most MAX_CONNECTIONS exist per store, so a server with many worker
+    threads and many open stores (hosted mode) holds a bounded number of files. A thread
+    that already holds a connection reuses it for nested calls, so leases cannot deadlock.
+    """
+
+    def __init__(self, path: Path, max_connections: int = MAX_CONNECTIONS) -> None:
         self.path = path
         self._local = threading.local()
+        self._idle: list[Any] = []
         self._all: list[Any] = []
+        self._slots = threading.BoundedSemaphore(max_connections)
         self._lock = threading.Lock()
         self._migrated = False
         self.vec_version = ""
@@ -61,12 +69,29 @@ class ConnectionPool:
         tighten(self.path)
         return conn
 
-    def connection(self) -> Any:
-        conn = getattr(self._local, "conn", None)
-        if conn is None:
-            conn = self._open()
+    @contextmanager
+    def lease(self) -> Iterator[Any]:
+        """A connection for this thread until the block ends (the same one when nested)."""
+        held = getattr(self._local, "conn", None)
+        if held is not None:
+            yield held
+            return
+        self._slots.acquire()
+        try:
+            with self._lock:
+                conn = self._idle.pop() if self._idle else None
+            if conn is None:
+                conn = self._open()
             self._local.conn = conn
-        return conn
+            try:
+                yield conn
+            finally:
+                self._local.conn = None
+                with self._lock:
+                    if conn in self._all:  # not closed meanwhile
+                        self._idle.append(conn)
+        finally:
+            self._slots.release()
 
     def _retry(self, action: Callable[[], T]) -> T:
         sqlite = sqlite_module()
@@ -82,18 +107,18 @@ class ConnectionPool:
     @contextmanager
     def write(self) -> Iterator[Any]:
         """An IMMEDIATE transaction (takes the write lock up front, so no upgrade deadlock)."""
-        conn = self.connection()
-        self._retry(lambda: conn.execute("BEGIN IMMEDIATE"))
-        try:
-            yield conn
-        except BaseException:
-            conn.execute("ROLLBACK")
-            raise
-        conn.execute("COMMIT")
+        with self.lease() as conn:
+            self._retry(lambda: conn.execute("BEGIN IMMEDIATE"))
+            try:
+                yield conn
+            except BaseException:
+                conn.execute("ROLLBACK")
+                raise
+            conn.execute("COMMIT")
 
     def read(self, sql: str, params: Any = ()) -> list[Any]:
-        conn = self.connection()
-        return self._retry(lambda: conn.execute(sql, params).fetchall())
+        with self.lease() as conn:
+            return self._retry(lambda: conn.execute(sql, params).fetchall())
 
     def close(self) -> None:
         with self._lock:
@@ -101,4 +126,4 @@ class ConnectionPool:
                 with contextlib.suppress(Exception):  # closing from another thread
                     conn.close()
             self._all.clear()
-            self._local = threading.local()
+            self._idle.clear()

@@ -139,17 +139,17 @@ class IvfIndex:
     # -- upkeep (background thread) ------------------------------------------------------
     def step(self, pool: Any, model_id: int) -> bool:
         """One bounded unit of upkeep; True while more remains."""
-        conn = pool.connection()
-        rows = int(conn.execute(
-            "SELECT count(*) FROM vector_index WHERE model_id = ?", (model_id,)
-        ).fetchone()[0])
-        current = self.current(conn, model_id)
-        trained_on = 0
-        if current is not None:
-            trained_on = conn.execute(
-                "SELECT trained_on FROM vector_versions WHERE model_id = ? AND version = ?",
-                (model_id, current.version),
-            ).fetchone()[0]
+        with pool.lease() as conn:
+            rows = int(conn.execute(
+                "SELECT count(*) FROM vector_index WHERE model_id = ?", (model_id,)
+            ).fetchone()[0])
+            current = self.current(conn, model_id)
+            trained_on = 0
+            if current is not None:
+                trained_on = conn.execute(
+                    "SELECT trained_on FROM vector_versions WHERE model_id = ? AND version = ?",
+                    (model_id, current.version),
+                ).fetchone()[0]
         if rows >= train_at() and (current is None or rows >= GROWTH * trained_on):
             self._train(pool, model_id, rows, current.version if current else 0)
             return True

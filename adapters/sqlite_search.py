@@ -153,39 +153,39 @@ class Retrieval:
         if model_id is None:
             return []
         where, params = scope_sql(scope, "v")
-        conn = self._pool.connection()
-        clustering = self._ivf.current(conn, model_id)
-        large = 2 * sqlite_ivf.PROBE_ROWS
-        if clustering is not None and self._scope_rows(conn, model_id, scope) > large:
-            # Large scope: only rows of the nearest cells, plus rows not yet re-tagged.
-            source = (
-                "(SELECT seq, kind, session_id, bits FROM vector_index WHERE model_id = ? "
-                "AND cell_key IN (SELECT value FROM json_each(?)) UNION ALL "
-                "SELECT seq, kind, session_id, bits FROM vector_index WHERE model_id = ? "
-                "AND cell_key < ?)"
+        with self._pool.lease() as conn:
+            clustering = self._ivf.current(conn, model_id)
+            large = 2 * sqlite_ivf.PROBE_ROWS
+            if clustering is not None and self._scope_rows(conn, model_id, scope) > large:
+                # Large scope: only rows of the nearest cells, plus rows not yet re-tagged.
+                source = (
+                    "(SELECT seq, kind, session_id, bits FROM vector_index WHERE model_id = ? "
+                    "AND cell_key IN (SELECT value FROM json_each(?)) UNION ALL "
+                    "SELECT seq, kind, session_id, bits FROM vector_index WHERE model_id = ? "
+                    "AND cell_key < ?)"
+                )
+                probes = clustering.probes(vector, self._ivf.rows(conn, model_id), limit)
+                source_params: list[Any] = [
+                    model_id, json.dumps(probes), model_id, clustering.version << CELL_BITS,
+                ]
+                filters = where
+            else:  # small scope (or not clustered yet): every row in scope
+                source, source_params, filters = "vector_index", [], " AND v.model_id = ?" + where
+                params = [model_id, *params]
+            # Stage 1: Hamming distance on sign bits picks a bounded candidate set in C.
+            # Stage 2: exact cosine (sqlite-vec) on those rows' float32 vectors.
+            rows = self._pool.read(
+                f"WITH candidates AS (SELECT v.seq FROM {source} v WHERE 1 = 1{filters} "
+                "ORDER BY vec_distance_hamming(vec_bit(v.bits), vec_bit(?)) LIMIT ?) "
+                f"SELECT {COLUMNS}, 1.0 - vec_distance_cosine(m.embedding, ?) AS similarity "
+                "FROM candidates c JOIN memories m ON m.seq = c.seq "
+                "ORDER BY similarity DESC, m.created_at DESC, m.id LIMIT ?",
+                [
+                    *source_params, *params, sign_bits(vector),
+                    max(MIN_RERANK, RERANK_FACTOR * limit), vector, limit,
+                ],
             )
-            probes = clustering.probes(vector, self._ivf.rows(conn, model_id), limit)
-            source_params: list[Any] = [
-                model_id, json.dumps(probes), model_id, clustering.version << CELL_BITS,
-            ]
-            filters = where
-        else:  # small scope (or not clustered yet): every row in scope
-            source, source_params, filters = "vector_index", [], " AND v.model_id = ?" + where
-            params = [model_id, *params]
-        # Stage 1: Hamming distance on sign bits picks a bounded candidate set in C.
-        # Stage 2: exact cosine (sqlite-vec) on those rows' float32 vectors.
-        rows = self._pool.read(
-            f"WITH candidates AS (SELECT v.seq FROM {source} v WHERE 1 = 1{filters} "
-            "ORDER BY vec_distance_hamming(vec_bit(v.bits), vec_bit(?)) LIMIT ?) "
-            f"SELECT {COLUMNS}, 1.0 - vec_distance_cosine(m.embedding, ?) AS similarity "
-            "FROM candidates c JOIN memories m ON m.seq = c.seq "
-            "ORDER BY similarity DESC, m.created_at DESC, m.id LIMIT ?",
-            [
-                *source_params, *params, sign_bits(vector),
-                max(MIN_RERANK, RERANK_FACTOR * limit), vector, limit,
-            ],
-        )
-        return [Scored(memory_from_row(r), float(r[12])) for r in rows]
+            return [Scored(memory_from_row(r), float(r[12])) for r in rows]
 
     def _scope_rows(self, conn: Any, model_id: int, scope: Scope) -> int:
         if scope.session_id is None and not scope.exact and scope.kind == "episodic":

@@ -262,12 +262,12 @@ class SqliteStore(Store):
         """Driver, SQLite, sqlite-vec and FTS5 facts for `doctor` and tests."""
         from .sqlite_driver import driver_name
 
-        conn = self._pool.connection()
-        return {
-            "driver": driver_name(),
-            "sqlite_version": conn.execute("SELECT sqlite_version()").fetchone()[0],
-            "sqlite_vec_version": self._pool.vec_version,
-            "fts5": bool(conn.execute(
-                "SELECT 1 FROM sqlite_master WHERE name = 'memory_fts'").fetchone()),
-            "schema_version": conn.execute("PRAGMA user_version").fetchone()[0],
-        }
+        with self._pool.lease() as conn:
+            return {
+                "driver": driver_name(),
+                "sqlite_version": conn.execute("SELECT sqlite_version()").fetchone()[0],
+                "sqlite_vec_version": self._pool.vec_version,
+                "fts5": bool(conn.execute(
+                    "SELECT 1 FROM sqlite_master WHERE name = 'memory_fts'").fetchone()),
+                "schema_version": conn.execute("PRAGMA user_version").fetchone()[0],
+            }

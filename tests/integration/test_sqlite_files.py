@@ -190,7 +190,7 @@ def test_query_sign_bits_match_sqlite_vec(tmp_path: Path) -> None:
     from tinycontext.adapters.sqlite_search import sign_bits
 
     store = SqliteStore(tmp_path / "bits.db")
-    conn = store._pool.connection()
+    conn = store._pool._open()
     rng = np.random.default_rng(3)
     for dims in (384, 26):
         vector = rng.standard_normal(dims).astype(np.float32)

@@ -40,7 +40,7 @@ def _add(
 
 
 def _exact(store: SqliteStore, embedder: HashEmbedder, query: bytes, k: int) -> list[str]:
-    conn = store._pool.connection()
+    conn = store._pool._open()
     rows = conn.execute("SELECT id, embedding FROM memories").fetchall()
     q = array("f", query)
     scored = sorted(
@@ -60,7 +60,7 @@ def small_partitions(monkeypatch: pytest.MonkeyPatch) -> None:
 def test_clustering_retagging_and_growth(tmp_path: Path, small_partitions: None) -> None:
     store, embedder = SqliteStore(tmp_path / "ivf.db"), HashEmbedder()
     _add(store, embedder, _texts(0, 250), 0)
-    conn = store._pool.connection()
+    conn = store._pool._open()
     while store.maintain_index(embedder.model_key):
         pass
     assert conn.execute("SELECT max(version) FROM vector_versions").fetchone()[0] == 1
