@@ -200,3 +200,29 @@ def test_query_sign_bits_match_sqlite_vec(tmp_path: Path) -> None:
         expected = conn.execute("SELECT vec_quantize_binary(?)", (padded(vector.tobytes()),))
         assert sign_bits(vector.tobytes()) == bytes(expected.fetchone()[0])
     store.close()
+
+
+def test_connections_are_bounded_per_store(sqlite_service, db_path: Path) -> None:
+    import threading
+
+    from tinycontext.adapters.sqlite_connection import MAX_CONNECTIONS
+
+    sqlite_service.save_memories([{"content": f"fact {i} about item {i}"} for i in range(20)])
+    errors: list[Exception] = []
+
+    def work() -> None:
+        try:
+            for i in range(10):
+                sqlite_service.recall_memories(f"item {i}", top_k=3)
+                sqlite_service.list_memories(limit=5)
+        except Exception as exc:  # noqa: BLE001 - collected for the assertion
+            errors.append(exc)
+
+    threads = [threading.Thread(target=work) for _ in range(16)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert errors == []
+    opened = len(sqlite_service.store._pool._all)
+    assert 1 <= opened <= MAX_CONNECTIONS
