@@ -2,8 +2,8 @@
 
 Once a model has TRAIN_AT vectors, a background step clusters a sample of them (spherical
 k-means) into cells and tags every row of `vector_index` with its nearest centroid. A query
-then scans only the rows of the cells nearest to it (about PROBE_ROWS rows, whatever the
-store size), plus any row not yet tagged by the current clustering, and sqlite-vec ranks those
+then scans only the rows of the cells nearest to it (PROBE_ROWS rows at 20k memories,
+growing with the square root of the store), plus any row not yet tagged by the current clustering, and sqlite-vec ranks those
 (sign-bit prefilter, then exact cosine). The store is re-clustered when it has grown GROWTH
 times; rows keep their old tags until re-tagged, and stay searchable meanwhile because stale
 rows are always scanned.
@@ -20,8 +20,9 @@ from dataclasses import dataclass
 from typing import Any
 
 TRAIN_AT = 4096
-GROWTH = 8
+GROWTH = 4
 PROBE_ROWS = 3000
+PROBE_SCALE_ROWS = 20000
 ROWS_PER_RESULT = 15
 SAMPLE_ROWS = 20000
 KMEANS_ROUNDS = 10
@@ -40,8 +41,8 @@ def probe_rows() -> int:
 
 
 def cell_count(rows: int) -> int:
-    """About 2 x sqrt(rows) cells, a power of two between MIN_CELLS and 4096."""
-    target = max(MIN_CELLS, min(4096, int(2 * math.sqrt(max(rows, 1)))))
+    """About 4 x sqrt(rows) cells, a power of two between MIN_CELLS and 4096."""
+    target = max(MIN_CELLS, min(4096, int(4 * math.sqrt(max(rows, 1)))))
     return 1 << round(math.log2(target))
 
 
@@ -64,7 +65,11 @@ class Clustering:
 
         cells = len(self.centroids)
         per_cell = max(rows / cells, 1.0)
-        budget = min(probe_rows(), max(probe_rows() // 5, ROWS_PER_RESULT * limit))
+        # A fixed share of a growing store would lose recall; a fixed row count would grow
+        # slower than the neighbourhood to search. The square root sits between (measured:
+        # recall@10 against exact search fell to 0.89 at 100k with a flat 3,000 rows).
+        full = max(probe_rows(), int(probe_rows() * math.sqrt(rows / PROBE_SCALE_ROWS)))
+        budget = min(full, max(full // 5, ROWS_PER_RESULT * limit))
         wanted = min(cells, max(1, math.ceil(budget / per_cell)))
         scores = self.centroids @ np.frombuffer(vector, dtype=np.float32)
         nearest = np.argpartition(-scores, wanted - 1)[:wanted] if wanted < cells else range(cells)
