@@ -3,10 +3,10 @@
 Once a model has TRAIN_AT vectors, a background step clusters a sample of them (spherical
 k-means) into cells and tags every row of `vector_index` with its nearest centroid. A query
 then scans only the rows of the cells nearest to it (PROBE_ROWS rows at 20k memories,
-growing with the square root of the store), plus any row not yet tagged by the current clustering, and sqlite-vec ranks those
-(sign-bit prefilter, then exact cosine). The store is re-clustered when it has grown GROWTH
-times; rows keep their old tags until re-tagged, and stay searchable meanwhile because stale
-rows are always scanned.
+growing with the square root of the store), plus any row not yet tagged by the current
+clustering, and sqlite-vec ranks those (sign-bit prefilter, then exact cosine). The store
+is re-clustered when it has grown GROWTH times; rows keep their old tags until re-tagged,
+and stay searchable meanwhile because stale rows are always scanned.
 
 A row's tag is `version << CELL_BITS | cell`; 0 means "never tagged".
 """
