@@ -19,6 +19,11 @@ TENANT_SETTING = "tinycontext.tenant"
 MIGRATION_LOCK = 0x7463_6D69_6772_6174  # "tcmigrat"
 INDEX_LOCK = MIGRATION_LOCK + 1
 HNSW_MAX_DIMS = 2000  # pgvector's limit for an HNSW index on `vector`
+# Graph quality: pgvector's default m with 4x its default ef_construction. Measured on the
+# benchmark's 200,000 memories (clustered: near-copies of 20,000 real embeddings), the
+# default build missed whole neighbourhoods (recall@10 0.90); this one reached 0.98, for
+# slower inserts (embedding, not the insert, still limits saves).
+HNSW_OPTIONS = "m = 16, ef_construction = 256"
 
 _TENANT_MATCHES = f"tenant = current_setting('{TENANT_SETTING}', true)"
 
@@ -176,7 +181,7 @@ def ensure_dense_index(conn: Any, dims: int) -> bool:
         conn.execute("SELECT pg_advisory_xact_lock(%s)", (INDEX_LOCK,))
         conn.execute(
             f"CREATE INDEX IF NOT EXISTS {dense_index_name(dims)} ON {SCHEMA}.memories "
-            f"USING hnsw ((embedding::vector({dims})) vector_cosine_ops) "
+            f"USING hnsw ((embedding::vector({dims})) vector_cosine_ops) WITH ({HNSW_OPTIONS}) "
             f"WHERE dims = {dims} AND superseded_by IS NULL"
         )
     return True

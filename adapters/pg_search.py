@@ -10,7 +10,7 @@ its document frequency in the tenant, and summed over the groups a memory matche
 Both retrievers are bounded like SQLite's: document frequencies are counted up to a cap, the
 most common query words are dropped when their postings exceed a budget, and dense search
 uses the HNSW index on large scopes (exact cosine on small ones, where an index that filters
-after the fact could return too few rows).
+after the fact could return too few rows, and as the fallback when it does).
 """
 
 from __future__ import annotations
@@ -35,10 +35,14 @@ COLUMNS = (
 MEMORIES = f"{SCHEMA}.memories"
 TERMS = f"{SCHEMA}.memory_terms"
 RANK_NORMALISATION = 1 | 32
-# Keyword side: postings budget per query, as the SQLite store (sqlite_search.py).
+# Keyword side: the postings budget per query of the SQLite store (sqlite_search.py), but a
+# lone common word is scored up to 2x the budget, not 4x: scoring a candidate costs
+# PostgreSQL more than FTS5 (it reads the row's tsvector). At most 6,000 candidates are
+# scored for the default pool of 200; a rarest word in more memories leaves the keyword
+# side empty and recall to the dense side, as in SQLite beyond 12,000.
 MIN_POSTINGS = 3000
 POSTINGS_PER_RESULT = 10
-RAREST_WORD_CAP = 4
+RAREST_WORD_CAP = 2
 MAX_GROUPS = 64
 # Dense side: scopes up to this many vectors are searched exactly.
 EXACT_SCOPE = 2000
@@ -46,6 +50,8 @@ EF_SEARCH_MAX = 1000  # pgvector's limit
 EF_SEARCH_MIN = 40  # pgvector's default
 EF_MARGIN = 50  # candidates beyond `limit` that the scope filters may drop
 COUNT_TTL_SECONDS = 30.0
+DOCUMENTS_CAP = 100_000
+DOCUMENTS_TTL_SECONDS = 300.0
 PLAN_BY_INDEX = {"enable_seqscan": "off", "enable_hashjoin": "off", "enable_mergejoin": "off"}
 
 
@@ -85,10 +91,10 @@ class PgRetrieval:
         self._counts: dict[Any, tuple[float, int]] = {}
 
     # -- shared ----------------------------------------------------------------------------
-    def _cached(self, key: Any, count: Any) -> int:
+    def _cached(self, key: Any, count: Any, ttl: float = COUNT_TTL_SECONDS) -> int:
         now = time.monotonic()
         hit = self._counts.get(key)
-        if hit is not None and now - hit[0] < COUNT_TTL_SECONDS:
+        if hit is not None and now - hit[0] < ttl:
             return hit[1]
         value = int(count())
         self._counts[key] = (now, value)
@@ -98,22 +104,31 @@ class PgRetrieval:
         self._counts.clear()
 
     def frequencies(self, queries: Sequence[str], cap: int) -> list[int]:
-        """Documents of this tenant matching each tsquery, counted up to `cap`."""
+        """Documents of this tenant matching each tsquery, counted up to `cap`.
+
+        Counted from the GIN index: the lexemes' tenant tag already confines them to the
+        tenant, and a subquery that selects no column lets PostgreSQL skip reading the rows
+        of all-visible pages for single words (a phrase's positions are checked in its rows).
+        """
+
         def count(cur: Any) -> list[Any]:
             cur.execute(
-                f"SELECT g.i, (SELECT count(*) FROM (SELECT 1 FROM {TERMS} t "
-                "WHERE t.tenant = %s AND t.terms @@ g.q::tsquery LIMIT %s) x) "
+                f"SELECT g.i, (SELECT count(*) FROM (SELECT FROM {TERMS} t "
+                "WHERE t.terms @@ g.q::tsquery LIMIT %s) x) "
                 "FROM unnest(%s::text[]) WITH ORDINALITY AS g(q, i) ORDER BY g.i",
-                (self._pool.tenant, cap, list(queries)),
+                (cap, list(queries)),
             )
             return list(cur.fetchall())
 
         return [int(r[1]) for r in self._pool.run(count, PLAN_BY_INDEX)]
 
     def documents(self) -> int:
+        """The tenant's memories for IDF, counted up to a cap and cached: IDF only needs
+        the order of magnitude, and an exact count would cost a scan of a large tenant."""
         return self._cached("documents", lambda: self._pool.read(
-            f"SELECT count(*) FROM {MEMORIES} WHERE tenant = %s", (self._pool.tenant,)
-        )[0][0])
+            f"SELECT count(*) FROM (SELECT 1 FROM {MEMORIES} WHERE tenant = %s LIMIT %s) x",
+            (self._pool.tenant, DOCUMENTS_CAP),
+        )[0][0], DOCUMENTS_TTL_SECONDS)
 
     def score_sql(
         self, groups: Sequence[Sequence[str]], frequencies: Sequence[int], prefix_last: bool
@@ -133,20 +148,33 @@ class PgRetrieval:
     def _prune_common(
         self, groups: list[tuple[str, ...]], limit: int
     ) -> tuple[list[tuple[str, ...]], list[int]]:
-        """The rarest groups whose postings fit the budget (see sqlite_search._prune_common)."""
+        """The rarest groups whose postings fit the budget (see sqlite_search._prune_common).
+
+        Frequencies are counted only up to the budget: a group above it is never kept next to
+        another one, so only a rarest group above it is counted further.
+        """
         budget = max(MIN_POSTINGS, POSTINGS_PER_RESULT * limit)
-        cap = RAREST_WORD_CAP * budget + 1
-        df = self.frequencies([group_query(g, self._tag) for g in groups], cap)
-        ranked = sorted(zip(groups, df, strict=True), key=lambda p: (p[1], p[0]))
+        df = self.frequencies([group_query(g, self._tag) for g in groups], budget + 1)
+        ranked = sorted(
+            ((g, d) for g, d in zip(groups, df, strict=True) if d), key=lambda p: (p[1], p[0])
+        )
+        if not ranked:
+            return [], []
+        if ranked[0][1] > budget:
+            # Even the rarest group is common: it is used alone if it is not too common.
+            # Every group is above the budget here (counts tie at the cap), so all are
+            # counted further to find the truly rarest.
+            ceiling = RAREST_WORD_CAP * budget
+            counts = self.frequencies(
+                [group_query(g, self._tag) for g, _ in ranked], ceiling + 1
+            )
+            count, rarest = min(zip(counts, (g for g, _ in ranked), strict=True))
+            return ([rarest], [count]) if count <= ceiling else ([], [])
         kept: list[tuple[tuple[str, ...], int]] = []
         spent = 0
         for group, cost in ranked:
-            if cost == 0:
-                continue
             if kept and spent + cost > budget:
                 break
-            if not kept and cost > RAREST_WORD_CAP * budget:
-                return [], []
             kept.append((group, cost))
             spent += cost
         return [g for g, _ in kept], [c for _, c in kept]
@@ -162,17 +190,34 @@ class PgRetrieval:
             return []
         score, score_params = self.score_sql(kept, df, prefix_last=False)
         where, params = scope_sql(scope)
+        hits = (
+            f"WITH hits AS MATERIALIZED (SELECT t.seq, {score} AS score FROM {TERMS} t "
+            "WHERE t.tenant = %s AND t.terms @@ %s::tsquery)"
+        )
+        hit_params = [*score_params, self._pool.tenant, any_query(kept, self._tag)]
+        select = (
+            f"SELECT {COLUMNS}, h.score FROM {{source}} h JOIN {MEMORIES} m ON m.seq = h.seq "
+            f"WHERE m.tenant = %s AND m.superseded_by IS NULL{where} "
+            "ORDER BY h.score DESC, m.created_at DESC, m.id LIMIT %s"
+        )
+        tail = [self._pool.tenant, *params, limit]
+        whole_store = scope.session_id is None and not scope.exact
 
         def search(cur: Any) -> list[Any]:
-            cur.execute(
-                f"WITH hits AS MATERIALIZED (SELECT t.seq, {score} AS score FROM {TERMS} t "
-                "WHERE t.tenant = %s AND t.terms @@ %s::tsquery) "
-                f"SELECT {COLUMNS}, h.score FROM hits h JOIN {MEMORIES} m ON m.seq = h.seq "
-                f"WHERE m.tenant = %s AND m.superseded_by IS NULL{where} "
-                "ORDER BY h.score DESC, m.created_at DESC, m.id LIMIT %s",
-                [*score_params, self._pool.tenant, any_query(kept, self._tag),
-                 self._pool.tenant, *params, limit],
-            )
+            if whole_store:
+                # Nearly every match is in scope: look up only the best-scored candidates
+                # (all of those tied with the last one too). Anything outside them scores
+                # lower than each of them, so `limit` rows found among them are the answer.
+                cur.execute(
+                    f"{hits}, top AS (SELECT * FROM hits WHERE score >= (SELECT min(score) "
+                    "FROM (SELECT score FROM hits ORDER BY score DESC LIMIT %s) x)) "
+                    + select.format(source="top"),
+                    [*hit_params, 2 * limit + 20, *tail],
+                )
+                rows = list(cur.fetchall())
+                if len(rows) == limit:
+                    return rows
+            cur.execute(f"{hits} " + select.format(source="hits"), [*hit_params, *tail])
             return list(cur.fetchall())
 
         # At most a budget of candidates, found through the GIN index and each looked up by

@@ -19,7 +19,14 @@ REPO_ROOT = Path(__file__).resolve().parent.parent
 MODEL_CHOICES = ("balanced", "fast", "hash")
 
 
+_START: dict[str, Any] = {}
+
+
 def add_common_arguments(parser: argparse.ArgumentParser) -> None:
+    _START.setdefault("git_revision", git_revision())  # the engine code this run imports
+    _START.setdefault("time", time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()))
+    _START.setdefault("load_average", [round(x, 2) for x in os.getloadavg()]
+                      if hasattr(os, "getloadavg") else None)
     parser.add_argument(
         "--model", default="balanced",
         help="embedding model: a preset (balanced = the default, fast), a model directory, or "
@@ -241,6 +248,11 @@ def format_cell(value: Any) -> str:
     return str(value)
 
 
+def pct(value: float | None) -> str | None:
+    """A 0..1 share as a percentage with one decimal, as the published anchors are given."""
+    return None if value is None else f"{100 * value:.1f}"
+
+
 def render_table(headers: Sequence[str], rows: Sequence[Sequence[Any]], title: str = "") -> str:
     """A Markdown table (pastes straight into docs), columns padded for the terminal."""
     cells = [[format_cell(v) for v in row] for row in rows]
@@ -270,6 +282,7 @@ def write_json(path: str | None, name: str, args: argparse.Namespace, results: A
         "benchmark": name,
         "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         "command": " ".join([Path(sys.argv[0]).name, *sys.argv[1:]]),
+        "started": _START,
         "machine": machine_info(),
         "params": {k: v for k, v in vars(args).items() if k != "json_out"},
         "results": results,

@@ -29,6 +29,7 @@ from benchmarks._common import (  # noqa: E402
     machine_info,
     machine_line,
     make_service,
+    pct,
     print_table,
     settings,
     throwaway_dir,
@@ -214,20 +215,21 @@ def report(results: dict[str, Any], args: argparse.Namespace) -> None:
                f"MRR@{max(ks)}"]
     for mode, groups in results["modes"].items():
         rows = [
-            [group, g["n"], *[100 * g[f"recall@{k}"] for k in ks],
-             *[100 * g[f"hit@{k}"] for k in ks], g["mrr"]]
+            [group, g["n"], *[pct(g[f"recall@{k}"]) for k in ks],
+             *[pct(g[f"hit@{k}"]) for k in ks], g["mrr"]]
             for group, g in groups.items()
         ]
         print_table(headers, rows, f"{mode}: {MODES[mode]} (percent; MRR 0-1)")
     budget = results["default_budget"]
     print(f"\nDefault budget at top_k {max(ks)}: "
           + ", ".join(f"{k.replace('_', ' ')} {v:.1f}" for k, v in budget.items()))
-    rows = [[name, *[anchor.get(k) for k in ks]] for name, anchor in ANCHORS]
+    rows = [[name, *[f"{anchor[k]:.1f}" if k in anchor else None for k in ks]]
+            for name, anchor in ANCHORS]
     for mode, groups in results["modes"].items():
         for group in ("all (1-5)", "overall (1-4)"):
             if group in groups:
                 rows.append([f"TinyContext {mode}, {group}",
-                             *[100 * groups[group][f"recall@{k}"] for k in ks]])
+                             *[pct(groups[group][f"recall@{k}"]) for k in ks]])
     print_table(["retriever", *[f"R@{k}" for k in ks]], rows, "Against the anchors (recall@k, %)")
 
 

@@ -28,6 +28,7 @@ from benchmarks._common import (  # noqa: E402
     machine_info,
     machine_line,
     make_service,
+    pct,
     print_table,
     settings,
     throwaway_dir,
@@ -176,7 +177,7 @@ def report(results: dict[str, Any], args: argparse.Namespace) -> None:
                                        for m in ("recall_all", "recall_any", "ndcg")]]
     for mode, groups in results["modes"].items():
         rows = [
-            [group, g["n"], *[100 * g[f"{m}@{k}"] for k in KS
+            [group, g["n"], *[pct(g[f"{m}@{k}"]) for k in KS
                               for m in ("recall_all", "recall_any", "ndcg")]]
             for group, g in groups.items()
         ]

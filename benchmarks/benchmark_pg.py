@@ -9,18 +9,22 @@ same texts and vectors. At each checkpoint, for each store:
   - write throughput: batches of 32 saved through the service (real embedding and dedup
     included), and the store's own insert rate for pre-embedded batches of 32.
 
-Stored vectors: the first --real-vectors texts are embedded by the real model. Beyond that
-(only large sizes), a stored vector is a real one plus Gaussian noise (--noise, renormalised),
-which keeps the realistic geometry at a fraction of the embedding time; the texts stay unique.
+Stored vectors are made by the real model (about 12 minutes for 200,000 texts on two cores;
+--vector-cache keeps them for the next run). --real-vectors N embeds only the first N and
+makes the rest by adding Gaussian noise (--noise) to copies of those: faster, but clusters of
+near-copies are harder for HNSW than real text, so recall figures come out pessimistic.
 Queries are always embedded by the real model.
 
 PostgreSQL is the pgserver package's server (16 + pgvector 0.6.2) with its default settings
-(shared_buffers 128 MB, fsync on), started in a throwaway folder unless --pg-url names a
-superuser URL of your own server. The store connects as an ordinary role, so row-level
-security is in force as in a hosted deployment.
+(shared_buffers 128 MB, fsync on), started in a throwaway folder, where the store connects as
+an ordinary role that owns its database, so row-level security is in force as in a hosted
+deployment. --pg-url runs against a database of your own instead (an empty one: the store
+creates schema `tinycontext` there; the URL's role must own it for the VACUUM ANALYZE that
+stands in for autovacuum after each bulk load).
 
     python benchmarks/benchmark_pg.py                      # 1k and 20k
-    python benchmarks/benchmark_pg.py --sizes 1k,20k,200k  # adds 200k (about an hour here)
+    python benchmarks/benchmark_pg.py --sizes 1k,20k,200k --vector-cache /tmp/tc-vectors
+                                                           # adds 200k (about an hour here)
 """
 
 from __future__ import annotations
@@ -62,8 +66,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--sizes", type=parse_sizes, default=parse_sizes("1000,20000"),
                         help="store-size checkpoints, 'k' allowed (default 1k,20k)")
-    parser.add_argument("--real-vectors", type=int, default=20000,
-                        help="stored vectors embedded by the model; the rest are perturbed copies")
+    parser.add_argument("--real-vectors", type=int, default=None,
+                        help="stored vectors embedded by the model (default: all); the rest "
+                        "are perturbed copies of them, which is faster to make")
     parser.add_argument("--noise", type=float, default=0.5,
                         help="norm of the Gaussian noise added to a copied vector (default 0.5: "
                         "cosine about 0.89 to its source)")
@@ -71,7 +76,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--warmup", type=int, default=10, help="untimed recalls per checkpoint")
     parser.add_argument("--write-batches", type=int, default=10,
                         help="batches of 32 saved through each service per checkpoint")
-    parser.add_argument("--pg-url", help="superuser URL of a PostgreSQL with pgvector "
+    parser.add_argument("--pg-url", help="store URL of an empty database with pgvector "
                         "(default: a throwaway pgserver)")
     parser.add_argument("--vector-cache", metavar="PATH",
                         help="keep the real stored vectors in this .npy file between runs "
@@ -187,9 +192,10 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     with throwaway_dir("pg") as folder:
         recorder = RecordingEmbedder(make_embedder(args.model, folder / "models"))
         recorder.inner.embed(["load the model before timing"])
-        progress(f"embedding up to {args.real_vectors:,} stored texts with the real model")
-        matrix = stored_vectors(recorder.inner, texts, args.real_vectors, args.noise, args.seed,
-                                progress, args.vector_cache)
+        real = largest if args.real_vectors is None else args.real_vectors
+        progress(f"embedding up to {real:,} stored texts with the real model")
+        matrix = stored_vectors(recorder.inner, texts, real, args.noise, args.seed, progress,
+                                args.vector_cache)
         # Where each stored memory's vector is: ("bulk", n) is matrix row n, ("extra", j) is
         # extra_rows[j]; exact search runs over matrix[:stored] followed by extra_rows.
         where: dict[str, tuple[str, int]] = {}

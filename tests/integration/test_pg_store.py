@@ -285,3 +285,21 @@ def test_passwords_never_show(pg_database: str) -> None:
     broken = check_postgres(url.replace(pg_database.split("?")[0].rsplit("/", 1)[1], "nope"))
     assert broken[0][1] is False and SECRET not in str(broken)
     store.close()
+
+
+def test_keyword_fast_path_keeps_ties_and_falls_back_when_short(pg_database: str) -> None:
+    store = PostgresStore(pg_database)
+    store.add([new(mem(i, "same words here", created=f"2026-07-{1 + i % 28:02d}T00:00:00Z"))
+               for i in range(1, 121)])
+    expected = sorted((m for i in range(1, 121) for m in store.find(mid(i), False)),
+                      key=lambda m: (m.created_at, [-ord(c) for c in m.id]), reverse=True)
+    hits = store.keyword_search([["same"]], EPI, 5)  # 120 tied candidates, 30 looked up
+    assert [h.memory.id for h in hits] == [m.id for m in expected[:5]]
+    # The best-scored candidates all superseded: the short fast path falls back to all hits.
+    store.add([new(mem(500 + i, "same same same words", created="2026-08-01T00:00:00Z"))
+               for i in range(40)])
+    for i in range(40):
+        store.supersede(mid(500 + i), new(mem(600 + i, f"replacement {i}")), "2026-08-02T00:00:00Z")
+    hits = store.keyword_search([["same"]], EPI, 5)
+    assert [h.memory.id for h in hits] == [m.id for m in expected[:5]]
+    store.close()
