@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
 from .pg_connection import redact_url
@@ -35,36 +36,42 @@ def check_postgres(url: str, tenant: str = "") -> list[tuple[str, bool, str]]:
     except ImportError:
         return [("store", False, f"PostgreSQL at {shown}: psycopg is not installed; "
                  "pip install 'tinysuite-context[postgres]'")]
+    def one(conn: Any, sql: str, params: Any = None) -> Any:
+        row = conn.execute(sql, params).fetchone()
+        return None if row is None else row[0]
+
     try:
         with psycopg.connect(url, autocommit=True, connect_timeout=CONNECT_TIMEOUT_SECONDS) as conn:
-            server = conn.execute("SHOW server_version").fetchone()[0]
-            installed = conn.execute(
-                "SELECT extversion FROM pg_extension WHERE extname = 'vector'").fetchone()
-            available = conn.execute(
-                "SELECT default_version FROM pg_available_extensions WHERE name = 'vector'"
-            ).fetchone()
-            has_schema = conn.execute(
+            server = one(conn, "SHOW server_version")
+            installed = one(conn, "SELECT extversion FROM pg_extension WHERE extname = 'vector'")
+            available = one(
+                conn, "SELECT default_version FROM pg_available_extensions WHERE name = 'vector'"
+            )
+            has_schema = one(
+                conn,
                 "SELECT 1 FROM pg_tables WHERE schemaname = %s AND tablename = 'schema_version'",
                 (SCHEMA,),
-            ).fetchone()
+            )
             version, live = 0, None
             if has_schema:
-                version = int(conn.execute(
-                    f"SELECT coalesce(max(version), 0) FROM {SCHEMA}.schema_version"
-                ).fetchone()[0])
+                version = int(one(
+                    conn, f"SELECT coalesce(max(version), 0) FROM {SCHEMA}.schema_version"
+                ))
                 conn.execute("SELECT set_config('tinycontext.tenant', %s, false)", (tenant,))
-                live = conn.execute(
+                live = one(
+                    conn,
                     f"SELECT count(*) FROM {SCHEMA}.memories "
-                    "WHERE tenant = %s AND superseded_by IS NULL", (tenant,),
-                ).fetchone()[0]
+                    "WHERE tenant = %s AND superseded_by IS NULL",
+                    (tenant,),
+                )
     except Exception as exc:  # noqa: BLE001 - reported, not raised: doctor must finish
         return [("store", False, f"PostgreSQL at {shown}: cannot connect "
                  f"({type(exc).__name__}: {_scrub(str(exc), url).strip()})")]
     checks = [("store", True, f"PostgreSQL {server} at {shown}")]
     if installed:
-        checks.append(("pgvector", True, f"vector {installed[0]} installed"))
+        checks.append(("pgvector", True, f"vector {installed} installed"))
     elif available:
-        checks.append(("pgvector", True, f"vector {available[0]} available; created on first "
+        checks.append(("pgvector", True, f"vector {available} available; created on first "
                        "use (needs a role allowed to CREATE EXTENSION, else run it once as "
                        "a superuser)"))
     else:

@@ -44,7 +44,10 @@ MIN_POSTINGS = 3000
 POSTINGS_PER_RESULT = 10
 RAREST_WORD_CAP = 2
 MAX_GROUPS = 64
-# Dense side: scopes up to this many vectors are searched exactly.
+# Dense side: scopes up to SMALL_SCOPE vectors are searched exactly (cheaper than the
+# index there); up to EXACT_SCOPE too when they are under half of the table (the index,
+# which filters after its search, would likely come back short).
+SMALL_SCOPE = 300
 EXACT_SCOPE = 2000
 EF_SEARCH_MAX = 1000  # pgvector's limit
 EF_SEARCH_MIN = 40  # pgvector's default
@@ -182,10 +185,10 @@ class PgRetrieval:
     def keyword_search(
         self, groups: Sequence[Sequence[str]], scope: Scope, limit: int
     ) -> list[Scored]:
-        wanted = query_groups(groups)[:MAX_GROUPS]
-        if not wanted or limit < 1:
+        asked = query_groups(groups)[:MAX_GROUPS]
+        if not asked or limit < 1:
             return []
-        kept, df = self._prune_common(wanted, limit)
+        kept, df = self._prune_common(asked, limit)
         if not kept:
             return []
         score, score_params = self.score_sql(kept, df, prefix_last=False)
@@ -201,10 +204,12 @@ class PgRetrieval:
             "ORDER BY h.score DESC, m.created_at DESC, m.id LIMIT %s"
         )
         tail = [self._pool.tenant, *params, limit]
-        whole_store = scope.session_id is None and not scope.exact
+        wanted = 2 * limit + 20
+        # Only worth it when there are more candidates than the fast path would look up.
+        fast = scope.session_id is None and not scope.exact and sum(df) > wanted
 
         def search(cur: Any) -> list[Any]:
-            if whole_store:
+            if fast:
                 # Nearly every match is in scope: look up only the best-scored candidates
                 # (all of those tied with the last one too). Anything outside them scores
                 # lower than each of them, so `limit` rows found among them are the answer.
@@ -212,7 +217,7 @@ class PgRetrieval:
                     f"{hits}, top AS (SELECT * FROM hits WHERE score >= (SELECT min(score) "
                     "FROM (SELECT score FROM hits ORDER BY score DESC LIMIT %s) x)) "
                     + select.format(source="top"),
-                    [*hit_params, 2 * limit + 20, *tail],
+                    [*hit_params, wanted, *tail],
                 )
                 rows = list(cur.fetchall())
                 if len(rows) == limit:
@@ -236,6 +241,12 @@ class PgRetrieval:
             [self._pool.tenant, *params, model_key, dims, EXACT_SCOPE + 1],
         )[0][0])
 
+    def _table_rows(self) -> int:
+        """All rows of the memories table (every tenant), from the planner's statistics."""
+        return self._cached("table_rows", lambda: max(0, int(self._pool.read(
+            "SELECT reltuples FROM pg_class WHERE oid = %s::regclass", (MEMORIES,)
+        )[0][0])))
+
     def nearest(
         self, vector: Vector, model_key: str, scope: Scope, limit: int, indexed: bool
     ) -> list[Scored]:
@@ -250,7 +261,10 @@ class PgRetrieval:
         )
         base = [self._pool.tenant, *params, model_key]
         in_scope = self._scope_vectors(model_key, dims, scope)
-        if indexed and in_scope > EXACT_SCOPE:
+        use_index = indexed and in_scope > SMALL_SCOPE and (
+            in_scope > EXACT_SCOPE or 2 * in_scope >= self._table_rows()
+        )
+        if use_index:
             for ef in self._ef_steps(limit):
                 rows = self._pool.run(
                     lambda cur: self._approximate(cur, dims, filters, [text, *base, text, limit]),

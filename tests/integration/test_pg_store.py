@@ -148,7 +148,8 @@ def test_a_small_scope_inside_a_large_index_still_gets_every_match(
     store = PostgresStore(pg_database)
     bulk(store, random_vectors(3000, 32), session="big")
     bulk(store, random_vectors(30, 32, seed=3), session="tiny", start=5000)
-    monkeypatch.setattr(pg_search, "EXACT_SCOPE", 10)  # force the index path for "tiny"
+    monkeypatch.setattr(pg_search, "SMALL_SCOPE", 10)  # force the index path for "tiny"
+    monkeypatch.setattr(pg_search, "EXACT_SCOPE", 10)
     with admin(pg_database) as conn:
         conn.execute("ANALYZE tinycontext.memories")
     hits = store.nearest(random_vectors(1, 32, seed=4)[0], "rand", Scope("episodic", "tiny"), 25)
@@ -303,3 +304,13 @@ def test_keyword_fast_path_keeps_ties_and_falls_back_when_short(pg_database: str
     hits = store.keyword_search([["same"]], EPI, 5)
     assert [h.memory.id for h in hits] == [m.id for m in expected[:5]]
     store.close()
+
+
+def test_doctor_checks_create_nothing(pg_database: str) -> None:
+    checks = {name: (ok, detail) for name, ok, detail in check_postgres(pg_database)}
+    assert checks["store"][0] and "PostgreSQL 1" in checks["store"][1]
+    assert checks["pgvector"][0] and "vector 0." in checks["pgvector"][1]
+    assert checks["schema"][0] and "not created yet" in checks["schema"][1]
+    with admin(pg_database) as conn:  # still nothing there
+        assert not conn.execute(
+            "SELECT 1 FROM pg_namespace WHERE nspname = 'tinycontext'").fetchone()
