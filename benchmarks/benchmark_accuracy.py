@@ -187,7 +187,7 @@ def report(results: dict[str, Any], args: argparse.Namespace) -> None:
     print(f"Machine: {machine_line(machine_info())}")
     print_table(
         ["variant", "filler", "questions", "recall@1", "recall@5", "recall@10", "MRR",
-         "wrong top-1: same person", "same attribute", "other fact", "filler",
+         "wrong top-1: same person", "same attribute", "other fact", "filler memory",
          "superseded returned"],
         [
             [r["variant"], r["filler"], r["questions"], r["recall@1"], r["recall@5"],
