@@ -11,6 +11,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from tinycontext import native
+
 from tinycontext.adapters.onnx_embedder import (
     ModelSpec,
     OnnxEmbedder,
@@ -217,7 +219,7 @@ def _inspect_model(
     if isinstance(last, int) and last > 0:
         return output_name, pooling, last
     # Symbolic width: run the model once on a short text to learn it.
-    import numpy as np
+    np = native.numpy()
 
     ids = np.asarray([load_tokenizer(tokenizer, 16).encode("probe").ids], dtype=np.int64)
     feed = {"input_ids": ids, "attention_mask": np.ones_like(ids), "token_type_ids": ids * 0}

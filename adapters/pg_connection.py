@@ -81,8 +81,14 @@ class PgPool:
         with self._lock:
             if self._pool is not None:
                 return self._pool
-            import psycopg
-            from psycopg_pool import ConnectionPool
+            try:
+                import psycopg
+                from psycopg_pool import ConnectionPool
+            except ImportError as exc:
+                raise RuntimeError(
+                    "store_url names a PostgreSQL database, which needs the `postgres` extra: "
+                    "pip install 'tinysuite-context[postgres]'"
+                ) from exc
 
             # A direct connection first: a bad URL or a server that is down fails here with
             # the server's own message instead of a pool timeout.

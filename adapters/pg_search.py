@@ -35,14 +35,13 @@ COLUMNS = (
 MEMORIES = f"{SCHEMA}.memories"
 TERMS = f"{SCHEMA}.memory_terms"
 RANK_NORMALISATION = 1 | 32
-# Keyword side: the postings budget per query of the SQLite store (sqlite_search.py), but a
-# lone common word is scored up to 2x the budget, not 4x: scoring a candidate costs
-# PostgreSQL more than FTS5 (it reads the row's tsvector). At most 6,000 candidates are
-# scored for the default pool of 200; a rarest word in more memories leaves the keyword
-# side empty and recall to the dense side, as in SQLite beyond 12,000.
+# Keyword side: the postings budget per query of the SQLite store (sqlite_search.py). Unlike
+# SQLite, which still scores a lone common word in up to 4x the budget, a query whose every
+# word is above the budget gets no keyword candidates: scoring costs PostgreSQL more than
+# FTS5 (it reads each candidate's tsvector: ~15 ms for 6,000 at 200,000 memories), and the
+# order among thousands of memories sharing one common word is mostly their length.
 MIN_POSTINGS = 3000
 POSTINGS_PER_RESULT = 10
-RAREST_WORD_CAP = 2
 MAX_GROUPS = 64
 # Dense side: scopes up to SMALL_SCOPE vectors are searched exactly (cheaper than the
 # index there); up to EXACT_SCOPE too when they are under half of the table (the index,
@@ -51,7 +50,11 @@ SMALL_SCOPE = 300
 EXACT_SCOPE = 2000
 EF_SEARCH_MAX = 1000  # pgvector's limit
 EF_SEARCH_MIN = 40  # pgvector's default
-EF_MARGIN = 50  # candidates beyond `limit` that the scope filters may drop
+# Candidates explored per result wanted (1,000, pgvector's maximum, for the default pool of
+# 200). On the benchmark's 200,000 memories (templated texts: dense clusters of
+# near-duplicates) ef_search = 250 missed whole neighbourhoods (recall@10 0.94-0.97 across
+# builds) and 600 still some on a graph built by single inserts (0.975); more costs ~2 ms.
+EF_PER_RESULT = 5
 COUNT_TTL_SECONDS = 30.0
 DOCUMENTS_CAP = 100_000
 DOCUMENTS_TTL_SECONDS = 300.0
@@ -151,32 +154,17 @@ class PgRetrieval:
     def _prune_common(
         self, groups: list[tuple[str, ...]], limit: int
     ) -> tuple[list[tuple[str, ...]], list[int]]:
-        """The rarest groups whose postings fit the budget (see sqlite_search._prune_common).
-
-        Frequencies are counted only up to the budget: a group above it is never kept next to
-        another one, so only a rarest group above it is counted further.
-        """
+        """The rarest groups whose postings fit the budget (see sqlite_search._prune_common);
+        none when even the rarest is above it. Frequencies are counted up to the budget."""
         budget = max(MIN_POSTINGS, POSTINGS_PER_RESULT * limit)
         df = self.frequencies([group_query(g, self._tag) for g in groups], budget + 1)
         ranked = sorted(
             ((g, d) for g, d in zip(groups, df, strict=True) if d), key=lambda p: (p[1], p[0])
         )
-        if not ranked:
-            return [], []
-        if ranked[0][1] > budget:
-            # Even the rarest group is common: it is used alone if it is not too common.
-            # Every group is above the budget here (counts tie at the cap), so all are
-            # counted further to find the truly rarest.
-            ceiling = RAREST_WORD_CAP * budget
-            counts = self.frequencies(
-                [group_query(g, self._tag) for g, _ in ranked], ceiling + 1
-            )
-            count, rarest = min(zip(counts, (g for g, _ in ranked), strict=True))
-            return ([rarest], [count]) if count <= ceiling else ([], [])
         kept: list[tuple[tuple[str, ...], int]] = []
         spent = 0
         for group, cost in ranked:
-            if kept and spent + cost > budget:
+            if spent + cost > budget:
                 break
             kept.append((group, cost))
             spent += cost
@@ -286,8 +274,8 @@ class PgRetrieval:
 
     @staticmethod
     def _ef_steps(limit: int) -> list[int]:
-        """hnsw.ef_search values to try: a margin over `limit` first, then the maximum."""
-        first = min(EF_SEARCH_MAX, max(EF_SEARCH_MIN, limit + EF_MARGIN))
+        """hnsw.ef_search values to try: EF_PER_RESULT x `limit` first, then the maximum."""
+        first = min(EF_SEARCH_MAX, max(EF_SEARCH_MIN, EF_PER_RESULT * limit))
         return [first] if first >= EF_SEARCH_MAX else [first, EF_SEARCH_MAX]
 
     @staticmethod

@@ -12,6 +12,8 @@ from collections.abc import Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
+from tinycontext import native
+
 from tinycontext.domain.errors import InvalidRequestError, MemoryAlreadySupersededError
 from tinycontext.domain.listing import ListQuery
 from tinycontext.domain.memory import Memory, format_timestamp, ref_of
@@ -321,7 +323,7 @@ class PostgresStore(Store):
         self, after: int, limit: int, session_id: str | None
     ) -> list[tuple[int, Memory, bytes | None]]:
         """Memories (superseded too) after row `after`, oldest first, with their vectors."""
-        import numpy as np
+        np = native.numpy()
 
         where, params = "m.tenant = %s AND m.seq > %s", [self.tenant, after]
         if session_id is not None:

@@ -19,6 +19,8 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
+from tinycontext import native
+
 TRAIN_AT = 4096
 GROWTH = 4
 PROBE_ROWS = 3000
@@ -52,7 +54,7 @@ class Clustering:
     centroids: Any  # numpy float32 array (cells x dims), rows unit length
 
     def tag(self, vector: bytes) -> int:
-        import numpy as np
+        np = native.numpy()
 
         v = np.frombuffer(vector, dtype=np.float32)
         return (self.version << CELL_BITS) | int(np.argmax(self.centroids @ v))
@@ -61,7 +63,7 @@ class Clustering:
         """Tags of the cells nearest to `vector`, covering about PROBE_ROWS rows for a recall
         pool, fewer for a handful of nearest neighbours (dedup looks for near-copies, which
         sit in the query's own cell or next to it)."""
-        import numpy as np
+        np = native.numpy()
 
         cells = len(self.centroids)
         per_cell = max(rows / cells, 1.0)
@@ -78,7 +80,7 @@ class Clustering:
 
 def spherical_kmeans(sample: Any, cells: int, seed: int = 7) -> Any:
     """Unit-length centroids of `sample` (n x d float32) by Lloyd's rounds on cosine."""
-    import numpy as np
+    np = native.numpy()
 
     rng = np.random.default_rng(seed)
     centroids = sample[rng.choice(len(sample), size=cells, replace=False)].copy()
@@ -114,7 +116,7 @@ class IvfIndex:
         cached = self._clusterings.get(model_id)
         if cached is not None and cached.version == version:
             return cached
-        import numpy as np
+        np = native.numpy()
 
         blobs = conn.execute(
             "SELECT centroid FROM vector_centroids WHERE model_id = ? AND version = ? "
@@ -163,7 +165,7 @@ class IvfIndex:
         return self._retag(pool, model_id, current)
 
     def _train(self, pool: Any, model_id: int, rows: int, last_version: int) -> None:
-        import numpy as np
+        np = native.numpy()
 
         stride = max(1, rows // SAMPLE_ROWS)
         blobs = pool.read(

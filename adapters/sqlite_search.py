@@ -8,6 +8,7 @@ import unicodedata
 from collections.abc import Sequence
 from typing import Any
 
+from tinycontext import native
 from tinycontext.domain.memory import Memory
 from tinycontext.ports.embedder import Vector
 from tinycontext.ports.store import Scope, Scored
@@ -217,7 +218,7 @@ class Retrieval:
 def sign_bits(vector: Vector) -> bytes:
     """The sign bits of a vector exactly as sqlite-vec's vec_quantize_binary packs them
     (bit set for x > 0, least significant bit first), computed without a query."""
-    import numpy as np
+    np = native.numpy()
 
     values = np.frombuffer(padded(vector), dtype=np.float32)
     return bytes(np.packbits(values > 0, bitorder="little").tobytes())

@@ -1,9 +1,10 @@
 """A real PostgreSQL 16 + pgvector for the tests, started once per test process.
 
 The PyPI package `pgserver` bundles the server binaries and pgvector; it runs initdb in a
-fresh temporary folder and serves on a Unix socket only (as root it runs the server as a
-system user `pgserver`, which it creates). Nothing outside the temporary folder is touched and
-the server is stopped and deleted when the test process exits.
+fresh temporary folder and serves on a Unix socket only, no TCP port. As root it runs the
+server as a system user `pgserver` (created with useradd on first use) and makes its own
+install folder and the temporary folder readable to that user. The server is stopped and its
+data deleted when the test process exits.
 
 Set TINYCONTEXT_TEST_PG_URL to a superuser URL of a server of your own (with pgvector
 installed) to use it instead; the tests create and drop their own databases and roles there.

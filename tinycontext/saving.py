@@ -6,6 +6,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from tinycontext import native
+
 from tinycontext.domain.dedup import Neighbour, judge
 from tinycontext.domain.errors import InvalidRequestError, TinyContextError
 from tinycontext.domain.memory import PROFILE, Memory, MemoryInput, check_kind, clean_content
@@ -46,7 +48,7 @@ def _read_item(index: int, raw: object) -> tuple[str, str]:
 
 def cosine(a: bytes, b: bytes) -> float:
     """Cosine of two unit float32 vectors (the embedder normalises them)."""
-    import numpy as np
+    np = native.numpy()
 
     return float(np.dot(np.frombuffer(a, dtype=np.float32), np.frombuffer(b, dtype=np.float32)))
 
