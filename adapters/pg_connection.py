@@ -1,5 +1,8 @@
 """psycopg 3 connection pool for the PostgreSQL store: lazy open, tenant-scoped transactions.
 
+One `SharedPgPool` holds the connections; a `PgPool` is one tenant's view of it, so hosted
+mode serves every user of a replica over one bounded pool.
+
 Each transaction first sets `tinycontext.tenant` (transaction-local), the key the row-level
 security policies compare with, so a pooled connection never carries one tenant's scope into
 another's work, also behind a transaction-pooling proxy such as PgBouncer.
@@ -13,7 +16,7 @@ import logging
 import threading
 import time
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from typing import Any, TypeVar
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
@@ -59,25 +62,33 @@ def _configure(conn: Any) -> None:
     conn.autocommit = False
 
 
-class PgPool:
-    """A psycopg_pool.ConnectionPool opened on first use (and again after `close`)."""
+class SharedPgPool:
+    """One psycopg_pool.ConnectionPool for a URL, opened on first use (and again after
+    `close`). Hosted mode serves every tenant from one of these per process, through a
+    tenant-bound `PgPool` each, so connections are bounded per replica, not per user."""
 
-    def __init__(self, url: str, tenant: str, max_size: int = 10) -> None:
+    def __init__(self, url: str, max_size: int = 10) -> None:
         self._url = url
-        self.tenant = tenant
         self._max_size = max_size
         self._pool: Any = None
         self._lock = threading.Lock()
         self.migrated_from: int | None = None
+        # Dense indexes are per database, not per tenant: dimensions known to have one.
+        self.indexed_dims: set[int] = set()
 
     def __repr__(self) -> str:  # never show the password
-        return f"PgPool({self.redacted_url!r}, tenant={self.tenant!r})"
+        return f"SharedPgPool({self.redacted_url!r})"
 
     @property
     def redacted_url(self) -> str:
         return redact_url(self._url)
 
-    def _open(self) -> Any:
+    @property
+    def max_size(self) -> int:
+        return self._max_size
+
+    def open(self) -> Any:
+        """The psycopg pool, migrating the schema and opening it on first use."""
         with self._lock:
             if self._pool is not None:
                 return self._pool
@@ -109,18 +120,15 @@ class PgPool:
     @contextmanager
     def connection(self) -> Iterator[Any]:
         """A pooled connection (outside any transaction) for schema work."""
-        pool = self._open()
+        pool = self.open()
         with pool.connection() as conn:
             yield conn
 
-    def run(self, work: Callable[[Any], T], settings: dict[str, str] | None = None) -> T:
-        """`work(cursor)` in one transaction scoped to the tenant; retried on deadlock.
-
-        `settings` are further transaction-local settings (planner hints), sent in the same
-        statement as the tenant.
-        """
-        pool = self._open()
-        pairs = [(TENANT_SETTING, self.tenant), *(settings or {}).items()]
+    def run(self, tenant: str, work: Callable[[Any], T],
+            settings: dict[str, str] | None = None) -> T:
+        """`work(cursor)` in one transaction scoped to `tenant`; retried on deadlock."""
+        pool = self.open()
+        pairs = [(TENANT_SETTING, tenant), *(settings or {}).items()]
         setup = "SELECT " + ", ".join("set_config(%s, %s, true)" for _ in pairs)
         values = [v for pair in pairs for v in pair]
         for attempt in range(RETRIES):
@@ -134,6 +142,58 @@ class PgPool:
                 time.sleep(0.01 * (2**attempt))
         raise AssertionError("unreachable")
 
+    @property
+    def is_open(self) -> bool:
+        with self._lock:
+            return self._pool is not None
+
+    def close(self) -> None:
+        with self._lock:
+            pool, self._pool = self._pool, None
+        if pool is not None:
+            pool.close()
+
+
+class PgPool:
+    """One tenant's view of a SharedPgPool: every transaction is scoped to `tenant`.
+
+    Built from a URL it owns a pool of its own (single-user mode, tools) and `close` closes
+    it; built over a shared pool it is a cheap wrapper whose `close` leaves the pool open
+    for the other tenants (its owner closes it at shutdown).
+    """
+
+    def __init__(self, url: str | SharedPgPool, tenant: str, max_size: int = 10) -> None:
+        self._owns = not isinstance(url, SharedPgPool)
+        self.shared = url if isinstance(url, SharedPgPool) else SharedPgPool(url, max_size)
+        self.tenant = tenant
+
+    def __repr__(self) -> str:  # never show the password
+        return f"PgPool({self.redacted_url!r}, tenant={self.tenant!r})"
+
+    @property
+    def redacted_url(self) -> str:
+        return self.shared.redacted_url
+
+    @property
+    def migrated_from(self) -> int | None:
+        return self.shared.migrated_from
+
+    @property
+    def indexed_dims(self) -> set[int]:
+        return self.shared.indexed_dims
+
+    def connection(self) -> AbstractContextManager[Any]:
+        """A pooled connection (outside any transaction) for schema work."""
+        return self.shared.connection()
+
+    def run(self, work: Callable[[Any], T], settings: dict[str, str] | None = None) -> T:
+        """`work(cursor)` in one transaction scoped to the tenant; retried on deadlock.
+
+        `settings` are further transaction-local settings (planner hints), sent in the same
+        statement as the tenant.
+        """
+        return self.shared.run(self.tenant, work, settings)
+
     def read(self, sql: str, params: Any = None) -> list[Any]:
         def fetch(cur: Any) -> list[Any]:
             cur.execute(sql, params)
@@ -142,7 +202,5 @@ class PgPool:
         return self.run(fetch)
 
     def close(self) -> None:
-        with self._lock:
-            pool, self._pool = self._pool, None
-        if pool is not None:
-            pool.close()
+        if self._owns:
+            self.shared.close()

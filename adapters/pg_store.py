@@ -13,14 +13,13 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from tinycontext import native
-
 from tinycontext.domain.errors import InvalidRequestError, MemoryAlreadySupersededError
 from tinycontext.domain.listing import ListQuery
 from tinycontext.domain.memory import Memory, format_timestamp, ref_of
 from tinycontext.ports.embedder import Vector
 from tinycontext.ports.store import NewMemory, Page, Scope, Scored, Store
 
-from .pg_connection import PgPool
+from .pg_connection import PgPool, SharedPgPool
 from .pg_schema import SCHEMA, SCHEMA_VERSION, dense_index_name, ensure_dense_index
 from .pg_search import (
     COLUMNS,
@@ -46,11 +45,13 @@ def _ceil_second(moment: datetime) -> str:
 class PostgresStore(Store):
     """The scale-out store. Thread-safe: each operation borrows a pooled connection."""
 
-    def __init__(self, url: str, tenant: str = "", *, max_connections: int = 10) -> None:
+    def __init__(self, url: str | SharedPgPool, tenant: str = "", *,
+                 max_connections: int = 10) -> None:
+        """`url` or, for many tenants of one process, a SharedPgPool that `close` leaves open."""
         self._pool = PgPool(url, tenant, max_connections)
         self.tenant = tenant
         self._search = PgRetrieval(self._pool)
-        self._indexed: set[int] = set()
+        self._indexed = self._pool.indexed_dims  # shared by every tenant of the database
         self._tag = tenant_tag(tenant)
 
     def __repr__(self) -> str:

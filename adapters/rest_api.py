@@ -218,9 +218,10 @@ def app_from_environment(*, mcp: bool = False, bind_host: str | None = None) -> 
     from tinycontext.config import load_config
     from tinycontext.hosted import load_server_settings, open_serving
 
-    settings = load_server_settings(transport="http")
+    config = load_config()
+    settings = load_server_settings(transport="http", store_url=config.store_url)
     shutdown = telemetry.configure_from_environment()
-    serving = open_serving(load_config(), settings)
+    serving = open_serving(config, settings)
     host = bind_host if bind_host is not None else os.environ.get("TINYCONTEXT_HOST", "")
     return create_app(
         serving.source, mcp=mcp, hosts=serving.hosts(host), on_shutdown=shutdown,

@@ -1,7 +1,8 @@
-"""Hosted mode: one SQLite store per user, opened lazily, at most `max_open` kept open.
+"""Hosted mode: one store per user, opened lazily, at most `max_open` kept open.
 
-Each user's file is named by HMAC-SHA256(tenant secret, user id), so the store folder never
-reveals who uses it. Services are leased per request: the one of the request's proven caller
+Each user's tenant key is HMAC-SHA256(tenant secret, user id), so nothing stored reveals who
+uses it: on SQLite it names the user's file, on PostgreSQL it is the `tenant` of their rows
+(see pg_tenants). Services are leased per request: the one of the request's proven caller
 (see tenancy.RequestScope) is looked up, or opened, and released when the request ends. The
 least recently used services beyond `max_open` are closed (off the request path, and only
 once no request still uses them); every service shares the process's one embedding model.
@@ -31,10 +32,14 @@ STORE_SUFFIX = ".db"
 SQLITE_COMPANIONS = ("", "-wal", "-shm")
 
 
+def tenant_key(secret: bytes, user_id: str) -> str:
+    """A user's tenant key: 64 hex characters of HMAC-SHA256(secret, user id)."""
+    return hmac.new(secret, user_id.encode("utf-8"), hashlib.sha256).hexdigest()
+
+
 def store_name(secret: bytes, user_id: str) -> str:
-    """The file name of a user's store: 64 hex characters of HMAC-SHA256, then `.db`."""
-    digest = hmac.new(secret, user_id.encode("utf-8"), hashlib.sha256).hexdigest()
-    return digest + STORE_SUFFIX
+    """The file name of a user's SQLite store: the tenant key, then `.db`."""
+    return tenant_key(secret, user_id) + STORE_SUFFIX
 
 
 class _Entry:
@@ -46,18 +51,20 @@ class _Entry:
         self.retired = False
 
 
-class TenantStores(RoutedServices):
-    """The per-user services of a hosted server, bounded by an LRU of open stores."""
+class TenantServices(RoutedServices):
+    """The per-user services of a hosted server, by tenant key, bounded by an LRU of open
+    stores; `open_service(key)` builds one (the backends differ only there and in facts)."""
+
+    backend = ""
 
     def __init__(
         self,
-        store_dir: Path,
         secret: bytes,
-        open_service: Callable[[Path], MemoryService],
+        open_service: Callable[[str], MemoryService],
         max_open: int = 64,
         warm: Callable[[], None] | None = None,
     ) -> None:
-        self.store_dir, self._secret = Path(store_dir), secret
+        self._secret = secret
         self._open_service, self.max_open = open_service, max(1, max_open)
         self._warm = warm
         self._lock = threading.Lock()
@@ -67,9 +74,6 @@ class TenantStores(RoutedServices):
         self._closing: queue.SimpleQueue[MemoryService | None] = queue.SimpleQueue()
         self._closer: threading.Thread | None = None
         self.opened = self.evicted = 0
-
-    def path_for(self, user_id: str) -> Path:
-        return self.store_dir / store_name(self._secret, user_id)
 
     # -- leases ----------------------------------------------------------------------------
     def _lookup(self, key: str) -> _Entry | None:
@@ -81,12 +85,12 @@ class TenantStores(RoutedServices):
 
     def acquire(self, user_id: str) -> tuple[str, MemoryService]:
         """The user's service, counted as in use until `release` (opens it on first use)."""
-        key = store_name(self._secret, user_id)
+        key = tenant_key(self._secret, user_id)
         with self._lock:
             entry = self._lookup(key)
         if entry is not None:
             return key, entry.service
-        fresh = self._open_service(self.store_dir / key)  # lazy: no file is touched yet
+        fresh = self._open_service(key)  # lazy: nothing is opened or connected yet
         to_close: list[MemoryService] = []
         with self._lock:
             entry = self._lookup(key)
@@ -187,6 +191,31 @@ class TenantStores(RoutedServices):
             self._warm()
 
     def storage_facts(self) -> dict[str, Any]:
+        """Operators' Service view: open stores (backends add store count and disk use)."""
+        return {"open_stores": self.open_count, "max_open_stores": self.max_open}
+
+
+class TenantStores(TenantServices):
+    """Hosted mode on SQLite: one file per user, `<store_dir>/<tenant key>.db`."""
+
+    backend = "sqlite"
+
+    def __init__(
+        self,
+        store_dir: Path,
+        secret: bytes,
+        open_service: Callable[[Path], MemoryService],
+        max_open: int = 64,
+        warm: Callable[[], None] | None = None,
+    ) -> None:
+        self.store_dir = Path(store_dir)
+        super().__init__(secret, lambda key: open_service(self.store_dir / (key + STORE_SUFFIX)),
+                         max_open, warm)
+
+    def path_for(self, user_id: str) -> Path:
+        return self.store_dir / store_name(self._secret, user_id)
+
+    def storage_facts(self) -> dict[str, Any]:
         """Store count and disk use of the store folder (operators' Service view)."""
         count, size = 0, 0
         with os.scandir(self.store_dir) as found:
@@ -197,7 +226,4 @@ class TenantStores(RoutedServices):
                     count += 1
                 if item.name.endswith(tuple(STORE_SUFFIX + c for c in SQLITE_COMPANIONS)):
                     size += item.stat(follow_symlinks=False).st_size
-        return {
-            "store_count": count, "disk_bytes": size, "open_stores": self.open_count,
-            "max_open_stores": self.max_open,
-        }
+        return {"store_count": count, "disk_bytes": size, **super().storage_facts()}

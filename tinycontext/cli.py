@@ -116,8 +116,8 @@ def _serving(transport: Literal["stdio", "http"], run: Callable[[Any], None]) ->
     from tinycontext.config import load_config
     from tinycontext.hosted import load_server_settings, open_serving
 
-    settings = load_server_settings(transport=transport)
     config = load_config()
+    settings = load_server_settings(transport=transport, store_url=config.store_url)
     shutdown = telemetry.configure_from_environment()
     serving = open_serving(config, settings)
     try:

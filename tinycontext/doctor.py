@@ -66,6 +66,11 @@ def _writable_dir(folder: Path) -> tuple[bool, str]:
 
 
 def _check_storage(config: TinyContextConfig) -> list[Check]:
+    if config.store_url:
+        from tinycontext.adapters.pg_doctor import check_postgres
+
+        # Read-only like the SQLite checks: connection, pgvector and schema version.
+        return [Check(name, ok, detail) for name, ok, detail in check_postgres(config.store_url)]
     from tinycontext.adapters.sqlite_store import SqliteStore
     from tinycontext.domain.listing import build_list_query
 
@@ -131,7 +136,7 @@ def _check_tokenizer(config: TinyContextConfig) -> Check:
     return Check("token counts", count > 0, f"{config.token_encoding}, offline vocabulary")
 
 
-def _check_server(env: dict[str, str]) -> list[Check]:
+def _check_server(env: dict[str, str], store_url: str = "") -> list[Check]:
     """Hosted mode and management settings, validated as `serve` would (nothing changed)."""
     from tinycontext.hosted import HostedConfigError, load_server_settings
 
@@ -141,19 +146,23 @@ def _check_server(env: dict[str, str]) -> list[Check]:
         return []
     name = "hosted mode" if tenancy else "management"
     try:
-        settings = load_server_settings(env, transport="http" if tenancy else "stdio")
+        settings = load_server_settings(env, transport="http" if tenancy else "stdio",
+                                        store_url=store_url)
     except HostedConfigError as exc:
         return [Check(name, False, exc.message.replace("\n", " "))]
     if not settings.tenancy:
         return [Check(name, True, "views on; over HTTP with the Bearer token" if
                       settings.management_token else "views on for stdio only; `serve` and "
                       "`rest` also need TINYCONTEXT_MANAGEMENT_TOKEN (24+ characters)")]
-    assert settings.store_dir is not None
-    stores = sum(1 for p in settings.store_dir.glob("*.db") if p.is_file())
     proxies = ", ".join(str(n) for n in settings.networks)
-    return [Check(name, True, f"{stores} user stores in {settings.store_dir}; trusted proxy "
-                  f"{proxies}; user header {settings.user_header}; at most "
-                  f"{settings.max_open_stores} open")]
+    if settings.postgres:
+        where = "every user in the PostgreSQL database, rows keyed by tenant"
+    else:
+        assert settings.store_dir is not None
+        stores = sum(1 for p in settings.store_dir.glob("*.db") if p.is_file())
+        where = f"{stores} user stores in {settings.store_dir}"
+    return [Check(name, True, f"{where}; trusted proxy {proxies}; user header "
+                  f"{settings.user_header}; at most {settings.max_open_stores} open")]
 
 
 def run_doctor(config: TinyContextConfig, out: IO[str], as_json: bool = False) -> int:
@@ -166,7 +175,7 @@ def run_doctor(config: TinyContextConfig, out: IO[str], as_json: bool = False) -
     server = {name.lower(): env.get(ENV_PREFIX + name) for name in SERVER_ENV}
     server.update({n.lower(): "(set)" if env.get(ENV_PREFIX + n) else None for n in SECRET_ENV})
     checks = [*_check_storage(config), _check_model(config), _check_tokenizer(config),
-              *_check_server(env)]
+              *_check_server(env, config.store_url)]
     ready = all(c.ok for c in checks)
     if as_json:
         payload = {

@@ -2,8 +2,9 @@
 
 `load_server_settings` reads the TINYCONTEXT_* variables of SPEC section 8 and refuses to
 start, naming every missing or weak setting at once; `open_serving` builds what a server
-process serves: one store (single-user) or one store per proven user (hosted mode), all
-sharing one embedding model and one token vocabulary.
+process serves: one store (single-user) or one store per proven user (hosted mode: a SQLite
+file each, or a tenant each in one PostgreSQL database), all sharing one embedding model and
+one token vocabulary.
 """
 
 from __future__ import annotations
@@ -50,7 +51,8 @@ class ServerSettings:
     networks: tuple[ipaddress.IPv4Network | ipaddress.IPv6Network, ...] = ()
     tenant_secret: bytes = field(default=b"", repr=False)
     proxy_token: bytes = field(default=b"", repr=False)
-    store_dir: Path | None = None
+    store_dir: Path | None = None  # SQLite hosted mode only
+    postgres: bool = False  # hosted mode keeps every user's rows in store_url's database
     user_header: str = "X-TinyContext-User-Id"
     max_open_stores: int = DEFAULT_MAX_OPEN_STORES
     management: bool = False
@@ -154,8 +156,13 @@ def load_server_settings(
     environ: Mapping[str, str] | None = None,
     *,
     transport: Literal["stdio", "http"] = "http",
+    store_url: str | None = None,
 ) -> ServerSettings:
-    """Read and validate hosted mode and management; HostedConfigError lists every problem."""
+    """Read and validate hosted mode and management; HostedConfigError lists every problem.
+
+    `store_url` is the engine config's (None: TINYCONTEXT_STORE_URL): with a PostgreSQL URL
+    hosted mode keeps every user in that database and needs no TENANT_STORE_DIR.
+    """
     env = os.environ if environ is None else environ
     problems: list[str] = []
     tenancy_raw = _get(env, "TENANCY").lower()
@@ -180,7 +187,9 @@ def load_server_settings(
     if not tenancy:
         _refuse(problems, "tinycontext")
         return settings
-    secret = _secret(env, "TENANT_SECRET", MIN_SECRET_BYTES, "names the per-user files",
+    postgres = bool((_get(env, "STORE_URL") if store_url is None else store_url).strip())
+    secret = _secret(env, "TENANT_SECRET", MIN_SECRET_BYTES,
+                     "keys each user's rows" if postgres else "names the per-user files",
                      problems)
     proxy_token = _secret(env, "TRUSTED_PROXY_TOKEN", MIN_PROXY_TOKEN_BYTES,
                           "sent by the proxy on every request", problems)
@@ -192,7 +201,9 @@ def load_server_settings(
     settings = ServerSettings(
         tenancy=True, networks=_networks(_get(env, "TRUSTED_PROXY_CIDRS"), problems),
         tenant_secret=secret, proxy_token=proxy_token,
-        store_dir=_store_dir(_get(env, "TENANT_STORE_DIR"), problems),
+        # On PostgreSQL no file is written per user: a store folder would go unused.
+        store_dir=None if postgres else _store_dir(_get(env, "TENANT_STORE_DIR"), problems),
+        postgres=postgres,
         user_header=_user_header(_get(env, "USER_HEADER"), problems),
         max_open_stores=_max_open(_get(env, "MAX_OPEN_STORES"), problems),
         management=management, management_token=token,
@@ -225,12 +236,6 @@ class Serving:
         close_source(self.source)
 
 
-def _tighten(folder: Path) -> None:
-    if os.name == "posix" and folder.stat().st_mode & (stat.S_IRWXG | stat.S_IRWXO):
-        os.chmod(folder, stat.S_IRWXU)
-        log.warning("made the tenant store folder owner-only (mode 700)")
-
-
 def open_serving(
     config: TinyContextConfig,
     settings: ServerSettings,
@@ -259,34 +264,19 @@ def open_serving(
         management = Management(hosted=False) if settings.management else None
         access = Access(management_token=token) if settings.management else None
         return Serving(source, access, management)
-    if config.store_url:
+    if bool(config.store_url) != settings.postgres:
+        # The settings were validated for the other backend (a caller passed another
+        # store_url): refuse rather than serve without the checks that backend needs.
         raise HostedConfigError(
-            "hosted mode keeps one SQLite file per user under TINYCONTEXT_TENANT_STORE_DIR; "
-            "unset TINYCONTEXT_STORE_URL (store_url) to run it."
+            "hosted mode settings were validated for "
+            f"{'PostgreSQL' if settings.postgres else 'SQLite'} but the store is "
+            f"{'PostgreSQL' if config.store_url else 'SQLite'}; pass the config's store_url "
+            "to load_server_settings."
         )
-    from tinycontext.adapters.sqlite_store import SqliteStore
-    from tinycontext.adapters.tenant_stores import TenantStores
+    from tinycontext.hosted_stores import open_tenants
 
-    assert settings.store_dir is not None
-    _tighten(settings.store_dir)
-    base = create_container(config)  # only for the shared ports: never its store or service
-
-    def shared_ports() -> dict[str, Any]:
-        return {"embedder": embedder or base.embedder(), "tokenizer": tokenizer or base.tokenizer(),
-                "clock": clock or base.clock()}
-
-    def open_service(path: Path) -> Any:
-        tenant_config = config.model_copy(update={"memory_db_path": str(path)})
-        return build_service(tenant_config, store=SqliteStore(path), background=background,
-                             **shared_ports())
-
-    def warm() -> None:
-        ports = shared_ports()
-        ports["tokenizer"].count("warm up")
-        ports["embedder"].embed(["warm up"])
-
-    stores = TenantStores(settings.store_dir, settings.tenant_secret, open_service,
-                          settings.max_open_stores, warm)
+    stores = open_tenants(config, settings, embedder=embedder, tokenizer=tokenizer,
+                          clock=clock, background=background)
     trust = ProxyTrust(settings.networks, settings.proxy_token, settings.user_header)
     management = Management(hosted=True, storage=stores.storage_facts) if settings.management \
         else None

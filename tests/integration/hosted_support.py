@@ -29,14 +29,16 @@ TRUSTED, UNTRUSTED = "127.0.0.1", "127.0.0.2"
 USER_HEADER = "X-TinyContext-User-Id"
 
 
-def hosted_env(store_dir: Path, **extra: str) -> dict[str, str]:
+def hosted_env(store_dir: Path | None, **extra: str) -> dict[str, str]:
+    """Valid hosted-mode variables; no store folder (None) for hosted mode on PostgreSQL."""
     env = {
         "TINYCONTEXT_TENANCY": "proxy-header",
         "TINYCONTEXT_TENANT_SECRET": SECRET,
-        "TINYCONTEXT_TENANT_STORE_DIR": str(store_dir),
         "TINYCONTEXT_TRUSTED_PROXY_CIDRS": "127.0.0.1/32",
         "TINYCONTEXT_TRUSTED_PROXY_TOKEN": TOKEN,
     }
+    if store_dir is not None:
+        env["TINYCONTEXT_TENANT_STORE_DIR"] = str(store_dir)
     env.update(extra)
     return env
 
@@ -54,8 +56,8 @@ def proxy_headers(user: str | None, token: str | None = TOKEN, **extra: str) -> 
 @dataclass
 class HostedServer:
     base: str
-    stores: Any  # TenantStores
-    store_dir: Path
+    stores: Any  # TenantStores (SQLite) or PgTenantStores
+    store_dir: Path  # unused (never created) on PostgreSQL
     clock: FixedClock
 
     def client(self, peer: str = TRUSTED, **headers: str) -> httpx.Client:
@@ -98,21 +100,26 @@ def serve(app: Any, host: str = "127.0.0.1") -> Iterator[str]:
 
 
 @contextmanager
-def hosted_server(tmp_path: Path, *, kind: str = "rest", **env: str) -> Iterator[HostedServer]:
-    """A hosted server ("rest": REST + /mcp, "mcp": Streamable HTTP only) over fresh files."""
+def hosted_server(tmp_path: Path, *, kind: str = "rest", store_url: str = "",
+                  embedder: Any = None, background: bool = False,
+                  **env: str) -> Iterator[HostedServer]:
+    """A hosted server ("rest": REST + /mcp, "mcp": Streamable HTTP only) over fresh files,
+    or over the PostgreSQL database of `store_url` (then without any store folder)."""
     from tinycontext.adapters.mcp_transports import http_app
     from tinycontext.adapters.rest_api import create_app
     from tinycontext.hosted import load_server_settings, open_serving
 
     store_dir = tmp_path / "tenants"
-    store_dir.mkdir(mode=0o755, exist_ok=True)
-    os.chmod(store_dir, 0o755)  # open_serving must tighten it
-    settings = load_server_settings(hosted_env(store_dir, **env), transport="http")
+    if not store_url:
+        store_dir.mkdir(mode=0o755, exist_ok=True)
+        os.chmod(store_dir, 0o755)  # open_serving must tighten it
+    settings = load_server_settings(hosted_env(None if store_url else store_dir, **env),
+                                    transport="http", store_url=store_url)
     config = TinyContextConfig(memory_db_path=str(tmp_path / "single" / "memories.db"),
-                               models_dir=str(tmp_path / "models"))
+                               models_dir=str(tmp_path / "models"), store_url=store_url)
     clock = FixedClock()
-    serving = open_serving(config, settings, embedder=HashEmbedder(), tokenizer=WordTokenizer(),
-                           clock=clock, background=False)
+    serving = open_serving(config, settings, embedder=embedder or HashEmbedder(),
+                           tokenizer=WordTokenizer(), clock=clock, background=background)
     if kind == "rest":
         app = create_app(serving.source, mcp=True, hosts=serving.hosts("127.0.0.1"),
                          access=serving.access, management=serving.management, warm=False)

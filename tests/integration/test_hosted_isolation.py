@@ -1,4 +1,5 @@
-"""Hosted mode isolation over real HTTP: each proven user reads and writes only their store."""
+"""Hosted mode isolation over real HTTP: each proven user reads and writes only their store
+(their own SQLite file, or their own tenant of one PostgreSQL database)."""
 
 from __future__ import annotations
 
@@ -20,11 +21,17 @@ from tests.integration.hosted_support import (
     hosted_server,
     proxy_headers,
 )
+from tests.pg_fixture import temporary_database
 
 
-@pytest.fixture
-def server(tmp_path: Path) -> Iterator[HostedServer]:
-    with hosted_server(tmp_path) as running:
+@pytest.fixture(params=["sqlite", "postgresql"])
+def server(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[HostedServer]:
+    """The same isolation checks over per-user SQLite files and over one PostgreSQL."""
+    if request.param == "sqlite":
+        with hosted_server(tmp_path) as running:
+            yield running
+        return
+    with temporary_database(request) as url, hosted_server(tmp_path, store_url=url) as running:
         yield running
 
 

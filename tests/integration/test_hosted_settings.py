@@ -89,6 +89,44 @@ def test_every_problem_is_listed_at_once() -> None:
         assert name in message
 
 
+PG_URL = "postgresql://tinycontext_app:pw@db.internal/tinycontext"
+
+
+def test_postgresql_hosted_mode_needs_no_store_dir() -> None:
+    for settings in (load_server_settings(hosted_env(None), store_url=PG_URL),
+                     load_server_settings({**hosted_env(None),
+                                           "TINYCONTEXT_STORE_URL": PG_URL})):
+        assert settings.tenancy and settings.postgres and settings.store_dir is None
+    # Without a URL the store folder is still required: SQLite hosted mode is unchanged.
+    assert "TENANT_STORE_DIR is required" in _refusal(hosted_env(None))
+    with pytest.raises(HostedConfigError, match="TENANT_STORE_DIR is required"):
+        # The config's URL (here empty: SQLite) is what counts, not the variable.
+        load_server_settings({**hosted_env(None), "TINYCONTEXT_STORE_URL": PG_URL},
+                             store_url="")
+
+
+def test_postgresql_hosted_mode_still_refuses_every_other_gap() -> None:
+    message = _refusal({"TINYCONTEXT_TENANCY": "proxy-header",
+                        "TINYCONTEXT_TENANT_SECRET": "short",
+                        "TINYCONTEXT_STORE_URL": PG_URL})
+    for name in ("TENANT_SECRET is 5 bytes", "TRUSTED_PROXY_CIDRS", "TRUSTED_PROXY_TOKEN"):
+        assert name in message
+    assert "TENANT_STORE_DIR" not in message and "pw" not in message
+
+
+def test_serving_refuses_settings_checked_for_the_other_backend(store_dir: Path) -> None:
+    from tinycontext.config import TinyContextConfig
+    from tinycontext.hosted import open_serving
+
+    sqlite_checked = load_server_settings(hosted_env(store_dir))
+    with pytest.raises(HostedConfigError, match="validated for SQLite but the store is "
+                                                "PostgreSQL"):
+        open_serving(TinyContextConfig(store_url=PG_URL), sqlite_checked)
+    pg_checked = load_server_settings(hosted_env(None), store_url=PG_URL)
+    with pytest.raises(HostedConfigError, match="validated for PostgreSQL"):
+        open_serving(TinyContextConfig(memory_db_path=str(store_dir / "x.db")), pg_checked)
+
+
 def test_management_over_http_needs_a_token_outside_hosted_mode(store_dir: Path) -> None:
     message = _refusal({"TINYCONTEXT_MANAGEMENT": "on"})
     assert "TINYCONTEXT_MANAGEMENT_TOKEN" in message and "Bearer" in message

@@ -17,7 +17,7 @@ from tests.fakes import HashEmbedder
 from tests.pg_fixture import admin_url, temporary_database, with_database
 from tinycontext.adapters import pg_search
 from tinycontext.adapters.export_import import iter_stored
-from tinycontext.adapters.pg_connection import redact_url
+from tinycontext.adapters.pg_connection import SharedPgPool, redact_url
 from tinycontext.adapters.pg_doctor import check_postgres
 from tinycontext.adapters.pg_schema import SCHEMA_VERSION
 from tinycontext.adapters.pg_store import PostgresStore
@@ -180,6 +180,19 @@ def test_tenants_share_tables_but_never_rows(pg_database: str) -> None:
     assert b.keyword_search([["apples"]], EPI, 10)[0].memory.id == mid(1)
     a.close()
     b.close()
+
+
+def test_tenant_stores_over_one_shared_pool_close_without_closing_it(pg_database: str) -> None:
+    shared = SharedPgPool(pg_database, max_size=3)
+    a, b = PostgresStore(shared, tenant="a" * 64), PostgresStore(shared, tenant="b" * 64)
+    stock(a)
+    stock(b)
+    assert a._pool.shared is b._pool.shared is shared and shared.is_open
+    a.close()  # one tenant's store going away (an LRU eviction) leaves the pool to the rest
+    assert shared.is_open and b.browse(listing()).total_count == 2
+    assert a._indexed is b._indexed and a._indexed  # dense indexes are per database
+    shared.close()
+    assert not shared.is_open
 
 
 def test_row_level_security_hides_other_tenants_from_a_query_without_filter(

@@ -1,0 +1,95 @@
+"""The per-user services of hosted mode: a SQLite file each, or a tenant each in PostgreSQL.
+
+Either way every user's service shares the process's one embedder, tokenizer and clock (one
+loaded model however many users), runs its own background re-embedding, and is opened on
+the user's first request by the LRU in adapters.tenant_stores.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import stat
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from tinycontext.config import TinyContextConfig
+
+if TYPE_CHECKING:
+    from tinycontext.adapters.tenant_stores import TenantServices
+    from tinycontext.hosted import ServerSettings
+
+log = logging.getLogger("tinycontext.hosted")
+
+
+def _tighten(folder: Path) -> None:
+    if os.name == "posix" and folder.stat().st_mode & (stat.S_IRWXG | stat.S_IRWXO):
+        os.chmod(folder, stat.S_IRWXU)
+        log.warning("made the tenant store folder owner-only (mode 700)")
+
+
+def _needs_postgres_extra() -> None:
+    """Refuse at start, not on the first user's request, when the driver is missing."""
+    from tinycontext.hosted import HostedConfigError
+
+    try:
+        import psycopg  # noqa: F401
+        import psycopg_pool  # noqa: F401
+    except ImportError:
+        raise HostedConfigError(
+            "hosted mode on PostgreSQL (store_url) needs the `postgres` extra: "
+            "pip install 'tinysuite-context[server,postgres]'"
+        ) from None
+
+
+def open_tenants(
+    config: TinyContextConfig,
+    settings: ServerSettings,
+    *,
+    embedder: Any = None,
+    tokenizer: Any = None,
+    clock: Any = None,
+    background: bool = True,
+) -> TenantServices:
+    """TenantStores (SQLite files) or PgTenantStores (one database) for hosted mode."""
+    from tinycontext.container import build_service, create_container
+
+    base = create_container(config)  # only for the shared ports: never its store or service
+
+    def shared_ports() -> dict[str, Any]:
+        return {"embedder": embedder or base.embedder(), "tokenizer": tokenizer or base.tokenizer(),
+                "clock": clock or base.clock()}
+
+    def warm() -> None:
+        ports = shared_ports()
+        ports["tokenizer"].count("warm up")
+        ports["embedder"].embed(["warm up"])
+
+    if settings.postgres:
+        _needs_postgres_extra()
+        from tinycontext.adapters.pg_connection import SharedPgPool
+        from tinycontext.adapters.pg_store import PostgresStore
+        from tinycontext.adapters.pg_tenants import PgTenantStores
+
+        pool = SharedPgPool(config.store_url)  # one per process; nothing connects yet
+
+        def open_tenant(key: str) -> Any:
+            return build_service(config, store=PostgresStore(pool, tenant=key),
+                                 background=background, **shared_ports())
+
+        return PgTenantStores(pool, settings.tenant_secret, open_tenant,
+                              settings.max_open_stores, warm)
+
+    from tinycontext.adapters.sqlite_store import SqliteStore
+    from tinycontext.adapters.tenant_stores import TenantStores
+
+    assert settings.store_dir is not None
+    _tighten(settings.store_dir)
+
+    def open_file(path: Path) -> Any:
+        tenant_config = config.model_copy(update={"memory_db_path": str(path)})
+        return build_service(tenant_config, store=SqliteStore(path), background=background,
+                             **shared_ports())
+
+    return TenantStores(settings.store_dir, settings.tenant_secret, open_file,
+                        settings.max_open_stores, warm)
