@@ -12,7 +12,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from tinycontext import native
-
 from tinycontext.adapters.onnx_embedder import (
     ModelSpec,
     OnnxEmbedder,

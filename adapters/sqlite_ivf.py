@@ -170,7 +170,8 @@ class IvfIndex:
         stride = max(1, rows // SAMPLE_ROWS)
         blobs = pool.read(
             "SELECT m.embedding FROM vector_index v JOIN memories m ON m.seq = v.seq "
-            "WHERE v.model_id = ? AND v.seq % ? = 0 LIMIT ?",
+            # In seq order: the clustering must not depend on which index the planner picks.
+            "WHERE v.model_id = ? AND v.seq % ? = 0 ORDER BY v.seq LIMIT ?",
             (model_id, stride, SAMPLE_ROWS),
         )
         cells = cell_count(rows)

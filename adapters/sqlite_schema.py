@@ -3,6 +3,7 @@
 Version 1 was the first layout (text, metadata and the keyword index). Version 2 added the
 embedding in the memory row plus a compact sign-bit index for fast candidate search; rows
 written before it have no embedding and are backfilled by the background re-embedder.
+Version 3 added the IVF cells (sqlite_ivf.py); version 4 made the sign-bit indexes covering.
 """
 
 from __future__ import annotations
@@ -70,6 +71,17 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
             centroid BLOB NOT NULL,
             PRIMARY KEY (model_id, version, cell)
         )""",
+    ),
+    (
+        # Covering indexes: a probe reads the sign bits from the index itself instead of
+        # looking each row up by seq (measured at 20,000 memories: scanning the ~3,000 rows
+        # of a recall's cells 1.06 -> 0.44 ms; dense search for a pool of 200 3.5 -> 2.7 ms).
+        "CREATE INDEX IF NOT EXISTS vector_index_cell_bits "
+        "ON vector_index(model_id, cell_key, kind, session_id, bits)",
+        "DROP INDEX IF EXISTS vector_index_cells",
+        "CREATE INDEX IF NOT EXISTS vector_index_scope_bits "
+        "ON vector_index(model_id, kind, session_id, bits)",
+        "DROP INDEX IF EXISTS vector_index_scope",
     ),
 )
 

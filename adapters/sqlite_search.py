@@ -157,36 +157,51 @@ class Retrieval:
         with self._pool.lease() as conn:
             clustering = self._ivf.current(conn, model_id)
             large = 2 * sqlite_ivf.PROBE_ROWS
-            if clustering is not None and self._scope_rows(conn, model_id, scope) > large:
-                # Large scope: only rows of the nearest cells, plus rows not yet re-tagged.
-                source = (
-                    "(SELECT seq, kind, session_id, bits FROM vector_index WHERE model_id = ? "
-                    "AND cell_key IN (SELECT value FROM json_each(?)) UNION ALL "
-                    "SELECT seq, kind, session_id, bits FROM vector_index WHERE model_id = ? "
-                    "AND cell_key < ?)"
+            if clustering is None or self._scope_rows(conn, model_id, scope) <= large:
+                # Small scope (or not clustered yet): every row in scope.
+                return self._ranked(
+                    "vector_index", [], " AND v.model_id = ?" + where,
+                    [model_id, *params], vector, limit,
                 )
-                probes = clustering.probes(vector, self._ivf.rows(conn, model_id), limit)
-                source_params: list[Any] = [
-                    model_id, json.dumps(probes), model_id, clustering.version << CELL_BITS,
-                ]
-                filters = where
-            else:  # small scope (or not clustered yet): every row in scope
-                source, source_params, filters = "vector_index", [], " AND v.model_id = ?" + where
-                params = [model_id, *params]
-            # Stage 1: Hamming distance on sign bits picks a bounded candidate set in C.
-            # Stage 2: exact cosine (sqlite-vec) on those rows' float32 vectors.
-            rows = self._pool.read(
-                f"WITH candidates AS (SELECT v.seq FROM {source} v WHERE 1 = 1{filters} "
-                "ORDER BY vec_distance_hamming(vec_bit(v.bits), vec_bit(?)) LIMIT ?) "
-                f"SELECT {COLUMNS}, 1.0 - vec_distance_cosine(m.embedding, ?) AS similarity "
-                "FROM candidates c JOIN memories m ON m.seq = c.seq "
-                "ORDER BY similarity DESC, m.created_at DESC, m.id LIMIT ?",
-                [
-                    *source_params, *params, sign_bits(vector),
-                    max(MIN_RERANK, RERANK_FACTOR * limit), vector, limit,
-                ],
-            )
-            return [Scored(memory_from_row(r), float(r[12])) for r in rows]
+            rows = self._ivf.rows(conn, model_id)
+            probes = clustering.probes(vector, rows, limit)
+        # Large scope: only rows of the nearest cells, plus rows not yet re-tagged.
+        return self._cells(
+            model_id, probes, clustering.version << CELL_BITS, where, params, vector, limit
+        )
+
+    def _cells(
+        self, model_id: int, cells: list[int], untagged: int, where: str,
+        params: list[Any], vector: Vector, limit: int,
+    ) -> list[Scored]:
+        """The best `limit` rows of the given cells (and of rows tagged before `untagged`)."""
+        source = (
+            "(SELECT seq, kind, session_id, bits FROM vector_index WHERE model_id = ? "
+            "AND cell_key IN (SELECT value FROM json_each(?)) UNION ALL "
+            "SELECT seq, kind, session_id, bits FROM vector_index WHERE model_id = ? "
+            "AND cell_key < ?)"
+        )
+        source_params = [model_id, json.dumps(cells), model_id, untagged]
+        return self._ranked(source, source_params, where, params, vector, limit)
+
+    def _ranked(
+        self, source: str, source_params: list[Any], filters: str, params: list[Any],
+        vector: Vector, limit: int,
+    ) -> list[Scored]:
+        # Stage 1: Hamming distance on sign bits picks a bounded candidate set in C.
+        # Stage 2: exact cosine (sqlite-vec) on those rows' float32 vectors.
+        rows = self._pool.read(
+            f"WITH candidates AS (SELECT v.seq FROM {source} v WHERE 1 = 1{filters} "
+            "ORDER BY vec_distance_hamming(vec_bit(v.bits), vec_bit(?)) LIMIT ?) "
+            f"SELECT {COLUMNS}, 1.0 - vec_distance_cosine(m.embedding, ?) AS similarity "
+            "FROM candidates c JOIN memories m ON m.seq = c.seq "
+            "ORDER BY similarity DESC, m.created_at DESC, m.id LIMIT ?",
+            [
+                *source_params, *params, sign_bits(vector),
+                max(MIN_RERANK, RERANK_FACTOR * limit), vector, limit,
+            ],
+        )
+        return [Scored(memory_from_row(r), float(r[12])) for r in rows]
 
     def _scope_rows(self, conn: Any, model_id: int, scope: Scope) -> int:
         if scope.session_id is None and not scope.exact and scope.kind == "episodic":

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import heapq
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -75,11 +76,20 @@ def relevance_label(rrf: float, dense: float | None) -> str:
 
 
 def rank(
-    candidates: Sequence[Candidate], weights: FusionWeights, cutoff: float = 0.0
+    candidates: Sequence[Candidate],
+    weights: FusionWeights,
+    cutoff: float = 0.0,
+    limit: int | None = None,
 ) -> list[Ranked]:
-    """Fuse, drop under the cutoff, order by (rrf, dense, bm25) then newer first, then id."""
+    """Fuse, drop under the cutoff, order by (rrf, dense, bm25) then newer first, then id;
+    the first `limit` of that order when a limit is given."""
     scored = [(fused_score(c, weights), c) for c in candidates]
     kept = [(s, c) for s, c in scored if s >= cutoff]
+    if limit is not None and len(kept) > limit:
+        # Only scores at or above the limit-th best can place: fully order just those
+        # (ties at that score included) instead of every candidate of both pools.
+        floor = heapq.nlargest(limit, (s for s, _ in kept))[-1]
+        kept = [(s, c) for s, c in kept if s >= floor]
     # Sort ascending on the tie-breakers first, then stable descending on the scores.
     kept.sort(key=lambda sc: sc[1].memory_id)
     kept.sort(key=lambda sc: sc[1].created_at, reverse=True)
@@ -93,7 +103,7 @@ def rank(
     )
     return [
         Ranked(c.memory_id, round(s, 6), c.dense, c.bm25, relevance_label(s, c.dense))
-        for s, c in kept
+        for s, c in kept[:limit]
     ]
 
 

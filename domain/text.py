@@ -48,8 +48,11 @@ def _is_symbol_word(ch: str) -> bool:
 
 def searchable_text(text: str) -> str:
     """Rewrite text for the keyword index: NFKC, CJK characters spaced, emoji as words."""
+    normalised = unicodedata.normalize("NFKC", text)
+    if not normalised or max(normalised) < "\u2000":
+        return normalised  # nothing to rewrite below U+2000 (the per-character loop is slow)
     out: list[str] = []
-    for ch in unicodedata.normalize("NFKC", text):
+    for ch in normalised:
         if _is_cjk(ch):
             out.append(f" {ch} ")
         elif _is_symbol_word(ch):

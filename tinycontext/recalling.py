@@ -79,7 +79,7 @@ def semantic_recall(
         service.config.recall_access_weight,
     )
     with service._stage("rank"):
-        ranked = rank(candidates, weights, service.config.recall_rrf_cutoff)[:k]
+        ranked = rank(candidates, weights, service.config.recall_rrf_cutoff, limit=k)
         cut = budget_walk([service._cost(memories[r.memory_id]) for r in ranked], budget)
     chosen = ranked[: cut.count]
     service.store.mark_recalled([r.memory_id for r in chosen], now)

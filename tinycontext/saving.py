@@ -7,7 +7,6 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from tinycontext import native
-
 from tinycontext.domain.dedup import Neighbour, judge
 from tinycontext.domain.errors import InvalidRequestError, TinyContextError
 from tinycontext.domain.memory import PROFILE, Memory, MemoryInput, check_kind, clean_content

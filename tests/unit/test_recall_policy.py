@@ -195,3 +195,32 @@ def test_budget_oversized_first_item_returned_alone():
 
 def test_budget_empty_list():
     assert budget_walk([], 10) == BudgetCut(0, 0, False)
+
+
+# -- rank with a limit ---------------------------------------------------------------------
+def test_rank_with_limit_is_the_head_of_the_full_order_ties_included() -> None:
+    import random
+
+    rng = random.Random(5)
+    for _ in range(200):
+        cands = []
+        for i in range(rng.randrange(1, 40)):
+            # Few distinct ranks and scores, so fused scores and tie-breakers collide often.
+            cands.append(cand(
+                f"m{rng.randrange(1000):03d}-{i}",
+                bm25=rng.choice([None, 1, 2, 3]), dense=rng.choice([None, 1, 2, 3]),
+                created_at=f"2026-07-0{rng.randrange(1, 4)}T10:00:00Z",
+                dense_score=rng.choice([None, 0.5, 0.7]),
+                bm25_score=rng.choice([None, 1.0, 2.0]),
+            ))
+        if all(c.bm25_rank is None and c.dense_rank is None for c in cands):
+            continue
+        full = rank(cands, DEFAULT)
+        for limit in (1, 3, 10, 50):
+            assert rank(cands, DEFAULT, limit=limit) == full[:limit]
+
+
+def test_rank_limit_applies_after_the_cutoff() -> None:
+    cands = [cand("a", bm25=1, dense=1), cand("b", bm25=1), cand("c", dense=30)]
+    assert [r.memory_id for r in rank(cands, DEFAULT, cutoff=0.5, limit=5)] == ["a", "b"]
+    assert [r.memory_id for r in rank(cands, DEFAULT, cutoff=0.0, limit=2)] == ["a", "b"]
