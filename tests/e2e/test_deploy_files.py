@@ -86,7 +86,8 @@ def test_dockerfile_rules() -> None:
     assert len(stages) == 2  # build stage, then a runtime stage without build tools
     build_env = env_of(steps[stages[0]: stages[1]])
     assert build_env.get("PIP_NO_CACHE_DIR") == "1"
-    assert any(k == "RUN" and 'pip install ".[server]"' in r for k, r in steps)
+    assert any(k == "RUN" and 'pip install ".[${EXTRAS}]"' in r for k, r in steps)
+    assert "server" in args["EXTRAS"].split(",")  # the default image can serve
 
     final = final_stage()
     kinds = [k for k, _ in final]

@@ -121,3 +121,15 @@ def test_kmeans_gives_unit_centroids() -> None:
     assert centroids.shape == (8, 16)
     assert np.allclose(np.linalg.norm(centroids, axis=1), 1.0, atol=1e-5)
     assert sqlite_ivf.cell_count(4096) == 256 and sqlite_ivf.cell_count(10**6) == 4096
+
+
+def test_rerank_grows_with_the_store_within_bounds() -> None:
+    from tinycontext.adapters.sqlite_search import MIN_RERANK, rerank_count
+
+    assert rerank_count(200, 0) == rerank_count(200, 20_000) == 400
+    assert rerank_count(200, 80_000) == 800  # 2 x sqrt(4)
+    assert rerank_count(200, 10_000_000) == 1200  # capped at 6x
+    assert rerank_count(5, 100_000) == MIN_RERANK  # dedup's few neighbours
+    sizes = [0, 20_000, 50_000, 100_000, 200_000, 1_000_000]
+    counts = [rerank_count(200, n) for n in sizes]
+    assert counts == sorted(counts)
