@@ -16,6 +16,7 @@ from typing import Any
 from urllib.parse import urlencode
 
 from tinycontext.domain.errors import InvalidRequestError
+from tinycontext.domain.listing import ListQuery
 from tinycontext.service import MemoryService
 
 CONTRACT = "tinysuite.manage/1"
@@ -129,30 +130,17 @@ def memory_detail_view(service: MemoryService, memory_id: str) -> dict[str, Any]
     return {"contract": CONTRACT, "view": "memory", "memory": memory, "actions": ACTIONS}
 
 
-def _never_recalled(service: MemoryService, total: int) -> tuple[int, list[dict[str, Any]]]:
-    """How many live episodic memories were never recalled, and the oldest few of them.
-
-    The `stale` order puts recall_count 0 first, so the count is where that run ends: found
-    with a binary search over one-row pages instead of reading the whole store.
-    """
-    def count_at(offset: int) -> int:
-        page = service.list_memories(kind="episodic", sort="stale", limit=1, offset=offset)
-        return int(page["memories"][0]["recall_count"]) if page["memories"] else 1
-
-    low, high = 0, total
-    while low < high:
-        middle = (low + high) // 2
-        if count_at(middle) == 0:
-            low = middle + 1
-        else:
-            high = middle
+def _never_recalled(service: MemoryService) -> tuple[int, list[dict[str, Any]]]:
+    """How many live episodic memories were never recalled, and the oldest few of them."""
+    never = ListQuery(None, "episodic", None, None, 1, 0, "recent", (), recalled=False)
+    count = service.store.browse(never).total_count  # a count, not a read of the store
     first = service.list_memories(kind="episodic", sort="stale", limit=EXAMPLES)["memories"]
     examples = [
         {key: m[key] for key in ("id", "ref", "content", "preview_truncated", "created_at",
                                  "session_id")}
         for m in first if m["recall_count"] == 0
     ]
-    return low, examples
+    return count, examples
 
 
 def overview_view(service: MemoryService) -> dict[str, Any]:
@@ -164,7 +152,7 @@ def overview_view(service: MemoryService) -> dict[str, Any]:
     total = sum(by_kind.values())
     newest = service.list_memories(limit=1, sort="recent")
     oldest = service.list_memories(limit=1, offset=max(total - 1, 0), sort="recent")
-    never, examples = _never_recalled(service, by_kind["episodic"])
+    never, examples = _never_recalled(service)
     return {
         "contract": CONTRACT, "view": "overview",
         "counts": {"total": total, "by_kind": by_kind},

@@ -181,6 +181,8 @@ class PostgresStore(Store):
         if query.until is not None:
             where += " AND m.created_at <= %s"
             params.append(format_timestamp(query.until))
+        if query.recalled is not None:
+            where += " AND m.recall_count > 0" if query.recalled else " AND m.recall_count = 0"
         order = {
             "recent": "m.created_at DESC, m.seq DESC",
             "stale": "m.recall_count ASC, m.last_recalled_at ASC NULLS FIRST, m.created_at ASC, "

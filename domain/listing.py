@@ -27,6 +27,8 @@ class ListQuery:
     offset: int
     sort: str
     search: tuple[tuple[str, ...], ...]
+    # None: every memory; False: only never recalled (recall_count 0); True: recalled.
+    recalled: bool | None = None
 
 
 def _whole_number(value: object, field: str) -> int:

@@ -171,6 +171,7 @@ class InMemoryStore(Store):
                 and (query.kind is None or m.kind == query.kind)
                 and (query.since is None or m.created_at >= _ceil(query.since))
                 and (query.until is None or m.created_at <= format_timestamp(query.until))
+                and (query.recalled is None or (m.recall_count > 0) == query.recalled)
             ]
             scores: dict[str, float] = {}
             if query.search:

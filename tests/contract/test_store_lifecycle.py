@@ -82,6 +82,17 @@ def test_browse_stale_order(shelf):
     assert ids(page) == [mid(2), mid(4), mid(6), mid(3), mid(5), mid(1)]
 
 
+def test_browse_filters_by_recalled(shelf):
+    from dataclasses import replace
+
+    shelf.mark_recalled([mid(3), mid(5)], day(10))
+    never = shelf.browse(replace(listing(), recalled=False))
+    assert ids(never) == [mid(6), mid(4), mid(2), mid(1)] and never.total_count == 4
+    once = shelf.browse(replace(listing(kind="episodic", sort="stale"), recalled=True))
+    assert ids(once) == [mid(3), mid(5)] and once.total_count == 2
+    assert shelf.browse(replace(listing(limit=1), recalled=False)).total_count == 4
+
+
 def test_browse_hides_superseded(shelf):
     shelf.supersede(mid(3), new(mem(7, "gardening in autumn", created=day(7))), day(7))
     page = shelf.browse(listing())
