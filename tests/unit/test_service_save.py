@@ -54,6 +54,21 @@ def test_dedup_against_the_store(svc):
     ]
 
 
+def test_dedup_against_the_store_in_a_large_batch_keeps_each_items_own_scope(svc):
+    # 12 items: the store lookups are split over two threads; each answer must stay with
+    # its own item, kind and scope.
+    stored = save(svc, *[f"fact number {n} about the build" for n in range(12)])
+    profile = svc.save_memories([{"content": "fact number 9 about the build", "kind": "profile"}])
+    assert len(profile["saved"]) == 1  # another kind: not a duplicate
+    batch = [f"new fact {n} about deploys" for n in range(12)]
+    batch[3], batch[10] = "fact number 3 about the build", "fact number 10 about the build"
+    result = svc.save_memories([{"content": text} for text in batch])
+    assert [s["index"] for s in result["skipped_duplicates"]] == [3, 10]
+    assert [s["duplicate_of"] for s in result["skipped_duplicates"]] == [
+        stored[3]["ref"], stored[10]["ref"]]
+    assert len(result["saved"]) == 10
+
+
 def test_dedup_is_scoped_by_kind_and_session(svc):
     save(svc, "The project uses SQLite.", session_id="a")
     assert len(save(svc, "The project uses SQLite.", session_id="b")) == 1
