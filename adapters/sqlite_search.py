@@ -39,6 +39,8 @@ def rerank_count(limit: int, rows: int) -> int:
     factor = min(MAX_RERANK_FACTOR, max(RERANK_FACTOR, RERANK_FACTOR * math.sqrt(
         rows / RERANK_SCALE_ROWS)))
     return max(MIN_RERANK, int(factor * limit))
+
+
 # Keyword side: at most this many postings scored per query (see _prune_common).
 MIN_POSTINGS = 3000
 POSTINGS_PER_RESULT = 10
@@ -211,10 +213,7 @@ class Retrieval:
             f"SELECT {COLUMNS}, 1.0 - vec_distance_cosine(m.embedding, ?) AS similarity "
             "FROM candidates c JOIN memories m ON m.seq = c.seq "
             "ORDER BY similarity DESC, m.created_at DESC, m.id LIMIT ?",
-            [
-                *source_params, *params, sign_bits(vector),
-                rerank, vector, limit,
-            ],
+            [*source_params, *params, sign_bits(vector), rerank, vector, limit],
         )
         return [Scored(memory_from_row(r), float(r[12])) for r in rows]
 
