@@ -25,6 +25,8 @@ from .pg_schema import TENANT_SETTING, migrate
 T = TypeVar("T")
 log = logging.getLogger(__name__)
 RETRIES = 4
+# What to install when store_url names PostgreSQL but psycopg is missing (said in three places).
+INSTALL_HINT = "pip install 'tinysuite-context[postgres]'"
 _RETRYABLE_STATES = {"40001", "40P01"}  # serialization failure, deadlock detected
 _SECRET_PARAMS = {"password", "sslpassword", "sslkey"}
 
@@ -98,7 +100,7 @@ class SharedPgPool:
             except ImportError as exc:
                 raise RuntimeError(
                     "store_url names a PostgreSQL database, which needs the `postgres` extra: "
-                    "pip install 'tinysuite-context[postgres]'"
+                    + INSTALL_HINT
                 ) from exc
 
             # A direct connection first: a bad URL or a server that is down fails here with

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
-from .pg_connection import redact_url
+from .pg_connection import INSTALL_HINT, redact_url
 from .pg_schema import SCHEMA, SCHEMA_VERSION
 
 CONNECT_TIMEOUT_SECONDS = 5
@@ -35,7 +35,7 @@ def check_postgres(url: str, tenant: str = "") -> list[tuple[str, bool, str]]:
         import psycopg
     except ImportError:
         return [("store", False, f"PostgreSQL at {shown}: psycopg is not installed; "
-                 "pip install 'tinysuite-context[postgres]'")]
+                 + INSTALL_HINT)]
     def one(conn: Any, sql: str, params: Any = None) -> Any:
         row = conn.execute(sql, params).fetchone()
         return None if row is None else row[0]

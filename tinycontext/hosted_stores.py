@@ -30,6 +30,7 @@ def _tighten(folder: Path) -> None:
 
 def _needs_postgres_extra() -> None:
     """Refuse at start, not on the first user's request, when the driver is missing."""
+    from tinycontext.adapters.pg_connection import INSTALL_HINT
     from tinycontext.hosted import HostedConfigError
 
     try:
@@ -38,7 +39,7 @@ def _needs_postgres_extra() -> None:
     except ImportError:
         raise HostedConfigError(
             "hosted mode on PostgreSQL (store_url) needs the `postgres` extra: "
-            "pip install 'tinysuite-context[server,postgres]'"
+            + INSTALL_HINT.replace("[postgres]", "[server,postgres]")
         ) from None
 
 
