@@ -3,7 +3,9 @@
 Version 1 was the first layout (text, metadata and the keyword index). Version 2 added the
 embedding in the memory row plus a compact sign-bit index for fast candidate search; rows
 written before it have no embedding and are backfilled by the background re-embedder.
-Version 3 added the IVF cells (sqlite_ivf.py); version 4 made the sign-bit indexes covering.
+Version 3 added the IVF cells (sqlite_ivf.py); version 4 made the sign-bit indexes covering;
+version 5 added int8 codes and the change log that the in-memory mirror (sqlite_mirror.py)
+follows.
 """
 
 from __future__ import annotations
@@ -82,6 +84,32 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
         "CREATE INDEX IF NOT EXISTS vector_index_scope_bits "
         "ON vector_index(model_id, kind, session_id, bits)",
         "DROP INDEX IF EXISTS vector_index_scope",
+    ),
+    (
+        # int8 codes (sqlite-vec's 'unit' quantisation, 1 byte per dimension) re-rank the
+        # mirror's sign-bit candidates without reading `memories` (sqlite_mirror.py).
+        "ALTER TABLE vector_index ADD COLUMN codes BLOB",
+        "UPDATE vector_index SET codes = (SELECT vec_quantize_int8(m.embedding, 'unit') "
+        "FROM memories m WHERE m.seq = vector_index.seq)",
+        # Every change to a vector row, by any process, is logged so a mirror can catch up
+        # by reading the entries after the last one it applied. AUTOINCREMENT: ids are never
+        # reused, so a gap means entries were pruned and the mirror must reload.
+        """CREATE TABLE IF NOT EXISTS vector_log (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            seq INTEGER NOT NULL
+        )""",
+        """CREATE TRIGGER IF NOT EXISTS vector_log_insert AFTER INSERT ON vector_index
+           BEGIN INSERT INTO vector_log(seq) VALUES (NEW.seq); END""",
+        """CREATE TRIGGER IF NOT EXISTS vector_log_delete AFTER DELETE ON vector_index
+           BEGIN INSERT INTO vector_log(seq) VALUES (OLD.seq); END""",
+        # Not on cell_key: re-tagging IVF cells changes nothing a mirror holds.
+        """CREATE TRIGGER IF NOT EXISTS vector_log_update
+           AFTER UPDATE OF model_id, kind, session_id, bits, codes ON vector_index
+           BEGIN INSERT INTO vector_log(seq) VALUES (NEW.seq); END""",
+        # Keep the last ~64k entries; pruning every 4096th insert keeps the cost amortised.
+        """CREATE TRIGGER IF NOT EXISTS vector_log_prune AFTER INSERT ON vector_log
+           WHEN NEW.id % 4096 = 0
+           BEGIN DELETE FROM vector_log WHERE id <= NEW.id - 65536; END""",
     ),
 )
 

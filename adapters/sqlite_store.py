@@ -45,11 +45,12 @@ class SqliteStore(Store):
         model_id = self._model_id(conn, memory.embedding_model or "")
         clustering = self._ivf.current(conn, model_id)
         conn.execute(
-            "INSERT OR REPLACE INTO vector_index(seq, model_id, kind, session_id, bits, cell_key)"
-            " VALUES (?, ?, ?, ?, vec_quantize_binary(?), ?)",
+            "INSERT OR REPLACE INTO vector_index"
+            "(seq, model_id, kind, session_id, bits, cell_key, codes)"
+            " VALUES (?, ?, ?, ?, vec_quantize_binary(?), ?, vec_quantize_int8(?, 'unit'))",
             (
                 seq, model_id, memory.kind, memory.session_id, padded(vector),
-                clustering.tag(vector) if clustering else 0,
+                clustering.tag(vector) if clustering else 0, vector,
             ),
         )
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from tests.fakes import HashEmbedder
-from tinycontext.adapters import sqlite_ivf
+from tinycontext.adapters import sqlite_ivf, sqlite_search
 from tinycontext.adapters.sqlite_store import SqliteStore
 from tinycontext.domain.memory import Memory
 from tinycontext.ports.store import NewMemory, Scope
@@ -55,6 +55,8 @@ def small_partitions(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(sqlite_ivf, "PROBE_ROWS", 60)
     monkeypatch.setattr(sqlite_ivf, "MIN_CELLS", 8)
     monkeypatch.setattr(sqlite_ivf, "COUNT_TTL_SECONDS", 0.0)
+    # The IVF path serves stores too large for the in-memory mirror; make every store so.
+    monkeypatch.setattr(sqlite_search, "MAX_MIRROR_BYTES", 0)
 
 
 def test_clustering_retagging_and_growth(tmp_path: Path, small_partitions: None) -> None:

@@ -1,0 +1,270 @@
+"""An in-memory copy of one model's sign bits and int8 codes, for fast dense candidates.
+
+Picking a recall's dense candidates in SQL (Hamming distance over the probed IVF cells, then
+exact cosine on a few hundred rows read from `memories`) cost ~3 ms at 20,000 memories and
+~6 ms at 100,000, most of it reading rows. This mirror holds, per vector, its 48 sign-bit
+bytes and 384 int8 codes (sqlite-vec's `vec_quantize_int8(..., 'unit')`, stored in
+`vector_index.codes`): numpy ranks every vector in scope by Hamming distance, re-ranks the
+best few thousand by their int8 dot product, and only the final pool is read from SQLite,
+where sqlite-vec computes the exact cosine that orders it. Measured: dense search for a pool
+of 200 3.3 -> 1.6 ms at 20k, 6.2 -> 2.4 ms at 100k with recall@10 against exact 0.95 -> 0.99.
+
+The mirror follows the file, including writes by other processes: triggers append the seq of
+every changed `vector_index` row to `vector_log` (schema v5), and each search first applies the
+log entries after the last one it saw (one indexed read when nothing changed). If the log was
+pruned past that point, or too much has died, the mirror reloads from `vector_index`.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+from dataclasses import dataclass
+from typing import Any
+
+from tinycontext import native
+from tinycontext.ports.store import Scope
+
+# Above this many bytes of codes and bits the store searches in SQL (IVF) instead: about
+# 430,000 vectors of 384 dimensions, far beyond an agent's memory but bounded all the same.
+MAX_MIRROR_BYTES = 192 * 1024 * 1024
+# Hamming candidates re-ranked by int8 codes: this many per pool slot at 20,000 vectors in
+# scope, growing with the square root of the scope (sign bits separate near neighbours less
+# well among more vectors), at most MAX_FACTOR. Measured recall@10 against exact at 100,000:
+# 4x 0.96, 8x 0.975, 16x 1.00.
+BASE_FACTOR = 5
+MAX_FACTOR = 16
+SCALE_ROWS = 20_000
+MIN_CANDIDATES = 64
+DEAD = 255
+NO_SESSION = -1
+
+
+def candidate_count(limit: int, rows: int) -> int:
+    factor = min(MAX_FACTOR, max(4.0, BASE_FACTOR * math.sqrt(rows / SCALE_ROWS)))
+    return max(MIN_CANDIDATES, int(factor * limit))
+
+
+def word_bytes(bits: bytes) -> bytes:
+    """Sign bits zero-padded to whole 64-bit words (identically for stored and query bits)."""
+    spare = len(bits) % 8
+    return bits + b"\0" * (8 - spare) if spare else bits
+
+
+@dataclass(frozen=True)
+class _View:
+    """What a search reads: slots [0, n) of arrays that later writes only extend or patch."""
+
+    n: int
+    seqs: Any  # int64 (capacity,)
+    kinds: Any  # uint8 (capacity,), DEAD for removed slots
+    sessions: Any  # int32 (capacity,), NO_SESSION for none
+    bits: Any  # uint64 (words, capacity): one row per word, so Hamming runs column-wise
+    codes: Any  # int8 (capacity, dims)
+
+
+class MirrorUnusable(Exception):
+    """The rows cannot be mirrored (no codes yet, or mixed dimensions): search in SQL."""
+
+
+class VectorMirror:
+    def __init__(self, model_id: int) -> None:
+        self.model_id = model_id
+        self._lock = threading.Lock()
+        self._head = -1  # last vector_log id applied; -1 = not loaded
+        self._view: _View | None = None
+        self._pos: dict[int, int] = {}
+        self._kinds: dict[str, int] = {}
+        self._sessions: dict[str, int] = {}
+        self._dead = 0
+
+    # -- keeping in step with the file ---------------------------------------------------
+    def sync(self, conn: Any) -> None:
+        with self._lock:
+            if self._head >= 0:
+                changes = conn.execute(
+                    "SELECT l.id, l.seq, v.model_id, v.kind, v.session_id, v.bits, v.codes "
+                    "FROM vector_log l LEFT JOIN vector_index v ON v.seq = l.seq "
+                    "WHERE l.id > ? ORDER BY l.id",
+                    (self._head,),
+                ).fetchall()
+                if not changes:
+                    return
+                if changes[0][0] == self._head + 1:
+                    for change in changes:
+                        self._apply(change[1], change[2:])
+                    self._head = changes[-1][0]
+                    if self._dead <= max(1024, len(self._pos)):
+                        return
+            self._load(conn)  # first use, a pruned log, or mostly dead slots
+
+    def _load(self, conn: Any) -> None:
+        np = native.numpy()
+
+        # One statement, so the log head and the rows come from the same snapshot.
+        rows = conn.execute(
+            "SELECT (SELECT coalesce(max(id), 0) FROM vector_log), seq, kind, session_id, "
+            "bits, codes FROM vector_index WHERE model_id = ?",
+            (self.model_id,),
+        ).fetchall()
+        self._view, self._pos, self._dead, self._head = None, {}, 0, -1
+        if not rows:
+            self._head = self._log_head(conn)
+            return
+        n = len(rows)
+        if any(r[5] is None or len(r[5]) != len(rows[0][5]) for r in rows):
+            raise MirrorUnusable
+        self._allocate(rows[0][4], rows[0][5], n)
+        view = self._view
+        assert view is not None
+        view.seqs[:n] = np.fromiter((r[1] for r in rows), np.int64, n)
+        view.sessions[:n] = np.fromiter(
+            (self._code(self._sessions, r[3]) for r in rows), np.int32, n)
+        view.bits[:, :n] = np.frombuffer(
+            b"".join(word_bytes(r[4]) for r in rows), np.uint64).reshape(n, -1).T
+        view.codes[:n] = np.frombuffer(b"".join(r[5] for r in rows), np.int8).reshape(n, -1)
+        view.kinds[:n] = np.fromiter((self._code(self._kinds, r[2]) for r in rows), np.uint8, n)
+        self._pos = {int(seq): slot for slot, seq in enumerate(view.seqs[:n].tolist())}
+        self._view = _View(n, view.seqs, view.kinds, view.sessions, view.bits, view.codes)
+        self._head = int(rows[0][0])
+
+    @staticmethod
+    def _log_head(conn: Any) -> int:
+        return int(conn.execute("SELECT coalesce(max(id), 0) FROM vector_log").fetchone()[0])
+
+    def _allocate(self, bits: bytes, codes: bytes | None, capacity: int) -> None:
+        if codes is None or len(bits) >= 8192:  # Hamming distances must fit in uint16
+            raise MirrorUnusable
+        np = native.numpy()
+
+        capacity = max(64, capacity + capacity // 4)
+        words = len(word_bytes(bits)) // 8
+        self._view = _View(
+            0, np.zeros(capacity, np.int64), np.full(capacity, DEAD, np.uint8),
+            np.full(capacity, NO_SESSION, np.int32), np.zeros((words, capacity), np.uint64),
+            np.zeros((capacity, len(codes)), np.int8),
+        )
+
+    def _grow(self, view: _View) -> _View:
+        np = native.numpy()
+
+        capacity = 2 * len(view.seqs)
+        grown = _View(
+            view.n, np.zeros(capacity, np.int64), np.full(capacity, DEAD, np.uint8),
+            np.full(capacity, NO_SESSION, np.int32),
+            np.zeros((len(view.bits), capacity), np.uint64),
+            np.zeros((capacity, view.codes.shape[1]), np.int8),
+        )
+        n = view.n
+        grown.seqs[:n], grown.kinds[:n], grown.sessions[:n] = (
+            view.seqs[:n], view.kinds[:n], view.sessions[:n])
+        grown.bits[:, :n], grown.codes[:n] = view.bits[:, :n], view.codes[:n]
+        return grown
+
+    def _apply(self, seq: int, row: tuple[Any, ...]) -> None:
+        """Bring one seq's slot to the row's state (model_id, kind, session_id, bits, codes);
+        a missing row (model_id None) or another model's row removes it."""
+        np = native.numpy()
+
+        model_id, kind, session_id, bits, codes = row
+        slot = self._pos.get(seq)
+        if model_id != self.model_id:
+            if slot is not None and self._view is not None:
+                self._view.kinds[slot] = DEAD
+                del self._pos[seq]
+                self._dead += 1
+            return
+        if self._view is None:
+            self._allocate(bits, codes, 64)
+        view = self._view
+        assert view is not None
+        if codes is None or len(codes) != view.codes.shape[1]:
+            raise MirrorUnusable
+        if slot is None:
+            if view.n == len(view.seqs):
+                view = self._grow(view)
+            slot = view.n
+            view = _View(view.n + 1, view.seqs, view.kinds, view.sessions, view.bits, view.codes)
+            self._pos[seq] = slot
+        view.seqs[slot] = seq
+        view.sessions[slot] = self._code(self._sessions, session_id)
+        view.bits[:, slot] = np.frombuffer(word_bytes(bits), dtype=np.uint64)
+        view.codes[slot] = np.frombuffer(codes, dtype=np.int8)
+        view.kinds[slot] = self._code(self._kinds, kind)  # last: the slot is live from here
+        self._view = view
+
+    @staticmethod
+    def _code(codes: dict[str, int], value: str | None) -> int:
+        if value is None:
+            return NO_SESSION
+        known = codes.get(value)
+        if known is None:
+            known = codes[value] = len(codes)
+        return known
+
+    # -- search --------------------------------------------------------------------------
+    def candidates(self, query: bytes, bits: bytes, scope: Scope, limit: int) -> list[int]:
+        """Seqs of the `limit` vectors in scope nearest to `query` by their int8 codes, among
+        the best by Hamming distance of the sign `bits`."""
+        np = native.numpy()
+
+        view = self._view
+        kind = self._kinds.get(scope.kind)
+        if view is None or view.n == 0 or kind is None:
+            return []
+        n = view.n
+        mask = view.kinds[:n] == kind
+        if scope.session_id is not None:
+            session = self._sessions.get(scope.session_id)
+            if session is None:
+                return []
+            mask &= view.sessions[:n] == session
+        elif scope.exact:
+            mask &= view.sessions[:n] == NO_SESSION
+        in_scope = int(np.count_nonzero(mask))
+        wanted = candidate_count(limit, in_scope)
+        if in_scope <= wanted:
+            slots = np.flatnonzero(mask)
+        elif in_scope * 4 < n:  # a small scope: Hamming over its own columns only
+            slots = np.flatnonzero(mask)
+            distances = _hamming(view.bits[:, slots], bits)
+            slots = slots[_smallest(distances, wanted, view.seqs[slots])]
+        else:
+            distances = _hamming(view.bits[:, :n], bits)
+            distances[~mask] = 64 * len(view.bits) + 1  # farther than any real vector
+            slots = _smallest(distances, wanted, view.seqs[:n])
+        seqs = view.seqs[slots]
+        if len(slots) > limit:
+            scores = view.codes[slots].astype(np.float32) @ np.frombuffer(query, np.float32)
+            seqs = seqs[np.lexsort((seqs, -scores))[:limit]]  # ties: lower seq first
+        return [int(s) for s in seqs]
+
+    def bytes_per_vector(self) -> int:
+        view = self._view
+        return 0 if view is None else 8 * len(view.bits) + view.codes.shape[1] + 13
+
+
+def _hamming(columns: Any, bits: bytes) -> Any:
+    np = native.numpy()
+
+    words = np.frombuffer(word_bytes(bits), dtype=np.uint64)
+    distances = np.bitwise_count(columns[0] ^ words[0]).astype(np.uint16)
+    for i in range(1, len(words)):
+        distances += np.bitwise_count(columns[i] ^ words[i])
+    return distances
+
+
+def _smallest(distances: Any, count: int, seqs: Any) -> Any:
+    """Indexes of the `count` smallest small-integer distances, ties at the cut broken by
+    seq (so the choice does not depend on slot order). A counting pass finds the threshold:
+    cheaper than argpartition over 100,000 values."""
+    np = native.numpy()
+
+    totals = np.cumsum(np.bincount(distances))
+    threshold = int(np.searchsorted(totals, count))
+    below = np.flatnonzero(distances < threshold)
+    tied = np.flatnonzero(distances == threshold)
+    need = count - len(below)
+    if len(tied) > need:
+        tied = tied[np.argsort(seqs[tied], kind="stable")[:need]]
+    return np.concatenate([below, tied])
