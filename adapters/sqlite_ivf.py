@@ -57,7 +57,8 @@ class Clustering:
         np = native.numpy()
 
         v = np.frombuffer(vector, dtype=np.float32)
-        return (self.version << CELL_BITS) | int(np.argmax(self.centroids @ v))
+        # einsum, not `@`: BLAS would start threads that spin against the model's on saves.
+        return (self.version << CELL_BITS) | int(np.argmax(np.einsum("ij,j->i", self.centroids, v)))
 
     def probes(self, vector: bytes, rows: int, limit: int) -> list[int]:
         """Tags of the cells nearest to `vector`, covering about PROBE_ROWS rows for a recall
@@ -73,7 +74,7 @@ class Clustering:
         full = max(probe_rows(), int(probe_rows() * math.sqrt(rows / PROBE_SCALE_ROWS)))
         budget = min(full, max(full // 5, ROWS_PER_RESULT * limit))
         wanted = min(cells, max(1, math.ceil(budget / per_cell)))
-        scores = self.centroids @ np.frombuffer(vector, dtype=np.float32)
+        scores = np.einsum("ij,j->i", self.centroids, np.frombuffer(vector, dtype=np.float32))
         nearest = np.argpartition(-scores, wanted - 1)[:wanted] if wanted < cells else range(cells)
         return [(self.version << CELL_BITS) | int(c) for c in nearest]
 
