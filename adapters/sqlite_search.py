@@ -184,7 +184,7 @@ class Retrieval:
         many vectors to hold, or rows the mirror cannot hold)."""
         if model_id in self._unmirrored:
             return None
-        if self._ivf.rows(conn, model_id) * (dims + dims // 8 + 16) > MAX_MIRROR_BYTES:
+        if self.too_large(conn, model_id, dims):
             self._mirrors.pop(model_id, None)
             return None
         mirror = self._mirrors.setdefault(model_id, VectorMirror(model_id))
@@ -195,6 +195,13 @@ class Retrieval:
             self._mirrors.pop(model_id, None)
             return None
         return mirror
+
+    def too_large(self, conn: Any, model_id: int, dims: int) -> bool:
+        """Whether a model's vectors are too many to mirror (its search then runs in SQL)."""
+        return self._ivf.rows(conn, model_id) * (dims + dims // 8 + 16) > MAX_MIRROR_BYTES
+
+    def forget(self) -> None:
+        self._mirrors.clear()
 
     def _exact(
         self, seqs: list[int], vector: Vector, model_key: str, scope: Scope, limit: int

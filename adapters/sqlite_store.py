@@ -101,7 +101,18 @@ class SqliteStore(Store):
         model_row = self._pool.read("SELECT id FROM embedding_models WHERE key = ?", (model_key,))
         if not model_row:
             return False
-        return self._ivf.step(self._pool, model_row[0][0])
+        model_id = model_row[0][0]
+        with self._pool.lease() as conn:
+            sample = conn.execute(
+                "SELECT length(codes) FROM vector_index WHERE model_id = ? LIMIT 1", (model_id,)
+            ).fetchone()
+            # IVF partitions serve only stores too large for the in-memory mirror; below that
+            # their k-means and re-tagging would be background CPU for nothing.
+            if sample is None or (
+                sample[0] is not None and not self._search.too_large(conn, model_id, sample[0])
+            ):
+                return False
+        return self._ivf.step(self._pool, model_id)
 
     def browse(self, query: ListQuery) -> Page:
         joins, where, params = "", " WHERE m.superseded_by IS NULL", []  # type: list[Any]
@@ -259,6 +270,7 @@ class SqliteStore(Store):
 
     def close(self) -> None:
         self._pool.close()
+        self._search.forget()  # a closed tenant's store must not keep its vectors in memory
 
     # -- diagnostics ---------------------------------------------------------------------
     def diagnostics(self) -> dict[str, Any]:

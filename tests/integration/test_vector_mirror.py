@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tinycontext.adapters import sqlite_mirror, sqlite_search
+from tinycontext.adapters import sqlite_ivf, sqlite_mirror, sqlite_search
 from tinycontext.adapters.sqlite_store import SqliteStore
 from tinycontext.domain.memory import Memory
 from tinycontext.ports.store import NewMemory, Scope
@@ -94,6 +94,7 @@ def test_writes_through_another_connection_are_seen(tmp_path: Path) -> None:
     writer.set_embeddings([(_memory(11).id, vectors[11].tobytes())], "another-model")
     assert _memory(11).id not in _ids(reader, vectors[11], 50)
     reader.close()
+    assert not _mirrored(reader)  # closing frees the copy (hosted mode closes idle tenants)
     writer.close()
 
 
@@ -222,3 +223,21 @@ def test_a_version_4_store_gets_codes_and_the_log(tmp_path: Path) -> None:
     _add(upgraded, _vectors(1, seed=50), 500)  # the log works after the upgrade
     assert check.execute("SELECT count(*) FROM vector_log").fetchone()[0] == 1
     upgraded.close()
+
+
+def test_no_ivf_upkeep_while_the_mirror_serves(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(sqlite_ivf, "TRAIN_AT", 100)
+    store = SqliteStore(tmp_path / "m.db")
+    _add(store, _vectors(300), 0)
+    assert store.maintain_index(MODEL) is False  # no k-means, no re-tagging in the background
+    conn = store._pool._open()
+    assert conn.execute("SELECT count(*) FROM vector_versions").fetchone()[0] == 0
+    monkeypatch.setattr(sqlite_search, "MAX_MIRROR_BYTES", 0)  # grown past what is mirrored
+    monkeypatch.setattr(sqlite_ivf, "COUNT_TTL_SECONDS", 0.0)
+    store._ivf._counts.clear()
+    while store.maintain_index(MODEL):
+        pass
+    assert conn.execute("SELECT count(*) FROM vector_versions").fetchone()[0] == 1
+    store.close()
