@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import math
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from tinycontext import native
@@ -54,7 +54,9 @@ def word_bytes(bits: bytes) -> bytes:
 
 @dataclass(frozen=True)
 class _View:
-    """What a search reads: slots [0, n) of arrays that later writes only extend or patch."""
+    """What a search reads: slots [0, n) of arrays that later writes only extend or patch,
+    with the numbering of kinds and sessions those slots use. A reload builds a new view and
+    publishes it in one assignment, so a search never sees a half-built one."""
 
     n: int
     seqs: Any  # int64 (capacity,)
@@ -62,6 +64,8 @@ class _View:
     sessions: Any  # int32 (capacity,), NO_SESSION for none
     bits: Any  # uint64 (words, capacity): one row per word, so Hamming runs column-wise
     codes: Any  # int8 (capacity, dims)
+    kind_codes: dict[str, int]
+    session_codes: dict[str, int]
 
 
 class MirrorUnusable(Exception):
@@ -75,8 +79,6 @@ class VectorMirror:
         self._head = -1  # last vector_log id applied; -1 = not loaded
         self._view: _View | None = None
         self._pos: dict[int, int] = {}
-        self._kinds: dict[str, int] = {}
-        self._sessions: dict[str, int] = {}
         self._dead = 0
 
     # -- keeping in step with the file ---------------------------------------------------
@@ -102,7 +104,8 @@ class VectorMirror:
     def _load(self, conn: Any) -> None:
         np = native.numpy()
 
-        self._view, self._pos, self._dead, self._head = None, {}, 0, -1
+        view: _View | None = None
+        pos: dict[int, int] = {}
         # One statement, so the log head and the rows come from the same snapshot. NOT
         # INDEXED: a table scan, not a lookup per row from the bits index (100k: 300 -> 140 ms).
         cursor = conn.execute(
@@ -113,63 +116,34 @@ class VectorMirror:
         head = None
         while rows := cursor.fetchmany(LOAD_CHUNK):  # a chunk at a time: bounded peak memory
             head = rows[0][0]
-            if self._view is None:  # sized by a count (a hint: it may be a moment old)
-                self._allocate(rows[0][4], rows[0][5], int(conn.execute(
+            if view is None:  # sized by a count (a hint: it may be a moment old)
+                view = _allocate(rows[0][4], rows[0][5], int(conn.execute(
                     "SELECT count(*) FROM vector_index WHERE model_id = ?", (self.model_id,)
                 ).fetchone()[0]))
-            view = self._view
-            assert view is not None
             dims = view.codes.shape[1]
             if any(r[5] is None or len(r[5]) != dims for r in rows):
                 raise MirrorUnusable
             while view.n + len(rows) > len(view.seqs):
-                view = self._grow(view)
+                view = _grow(view)
             lo, hi = view.n, view.n + len(rows)
             view.seqs[lo:hi] = np.fromiter((r[1] for r in rows), np.int64, len(rows))
             view.sessions[lo:hi] = np.fromiter(
-                (self._code(self._sessions, r[3]) for r in rows), np.int32, len(rows))
+                (_code(view.session_codes, r[3]) for r in rows), np.int32, len(rows))
             view.bits[:, lo:hi] = np.frombuffer(
                 b"".join(word_bytes(r[4]) for r in rows), np.uint64).reshape(len(rows), -1).T
             view.codes[lo:hi] = np.frombuffer(
                 b"".join(r[5] for r in rows), np.int8).reshape(len(rows), -1)
             view.kinds[lo:hi] = np.fromiter(
-                (self._code(self._kinds, r[2]) for r in rows), np.uint8, len(rows))
-            self._pos.update((r[1], slot) for slot, r in enumerate(rows, lo))
-            self._view = _View(hi, view.seqs, view.kinds, view.sessions, view.bits, view.codes)
+                (_code(view.kind_codes, r[2]) for r in rows), np.uint8, len(rows))
+            pos.update((r[1], slot) for slot, r in enumerate(rows, lo))
+            view = replace(view, n=hi)
+        self._pos, self._dead = pos, 0
+        self._view = view  # published whole
         self._head = self._log_head(conn) if head is None else int(head)
 
     @staticmethod
     def _log_head(conn: Any) -> int:
         return int(conn.execute("SELECT coalesce(max(id), 0) FROM vector_log").fetchone()[0])
-
-    def _allocate(self, bits: bytes, codes: bytes | None, capacity: int) -> None:
-        if codes is None or len(bits) >= 8192:  # Hamming distances must fit in uint16
-            raise MirrorUnusable
-        np = native.numpy()
-
-        capacity = max(64, capacity + capacity // 4)
-        words = len(word_bytes(bits)) // 8
-        self._view = _View(
-            0, np.zeros(capacity, np.int64), np.full(capacity, DEAD, np.uint8),
-            np.full(capacity, NO_SESSION, np.int32), np.zeros((words, capacity), np.uint64),
-            np.zeros((capacity, len(codes)), np.int8),
-        )
-
-    def _grow(self, view: _View) -> _View:
-        np = native.numpy()
-
-        capacity = 2 * len(view.seqs)
-        grown = _View(
-            view.n, np.zeros(capacity, np.int64), np.full(capacity, DEAD, np.uint8),
-            np.full(capacity, NO_SESSION, np.int32),
-            np.zeros((len(view.bits), capacity), np.uint64),
-            np.zeros((capacity, view.codes.shape[1]), np.int8),
-        )
-        n = view.n
-        grown.seqs[:n], grown.kinds[:n], grown.sessions[:n] = (
-            view.seqs[:n], view.kinds[:n], view.sessions[:n])
-        grown.bits[:, :n], grown.codes[:n] = view.bits[:, :n], view.codes[:n]
-        return grown
 
     def _apply(self, seq: int, row: tuple[Any, ...]) -> None:
         """Bring one seq's slot to the row's state (model_id, kind, session_id, bits, codes);
@@ -184,33 +158,21 @@ class VectorMirror:
                 del self._pos[seq]
                 self._dead += 1
             return
-        if self._view is None:
-            self._allocate(bits, codes, 64)
-        view = self._view
-        assert view is not None
+        view = self._view if self._view is not None else _allocate(bits, codes, 64)
         if codes is None or len(codes) != view.codes.shape[1]:
             raise MirrorUnusable
         if slot is None:
             if view.n == len(view.seqs):
-                view = self._grow(view)
+                view = _grow(view)
             slot = view.n
-            view = _View(view.n + 1, view.seqs, view.kinds, view.sessions, view.bits, view.codes)
+            view = replace(view, n=view.n + 1)
             self._pos[seq] = slot
         view.seqs[slot] = seq
-        view.sessions[slot] = self._code(self._sessions, session_id)
+        view.sessions[slot] = _code(view.session_codes, session_id)
         view.bits[:, slot] = np.frombuffer(word_bytes(bits), dtype=np.uint64)
         view.codes[slot] = np.frombuffer(codes, dtype=np.int8)
-        view.kinds[slot] = self._code(self._kinds, kind)  # last: the slot is live from here
+        view.kinds[slot] = _code(view.kind_codes, kind)  # last: the slot is live from here
         self._view = view
-
-    @staticmethod
-    def _code(codes: dict[str, int], value: str | None) -> int:
-        if value is None:
-            return NO_SESSION
-        known = codes.get(value)
-        if known is None:
-            known = codes[value] = len(codes)
-        return known
 
     # -- search --------------------------------------------------------------------------
     def candidates(self, query: bytes, bits: bytes, scope: Scope, limit: int) -> list[int]:
@@ -219,13 +181,15 @@ class VectorMirror:
         np = native.numpy()
 
         view = self._view
-        kind = self._kinds.get(scope.kind)
-        if view is None or view.n == 0 or kind is None:
+        if view is None or view.n == 0:
+            return []
+        kind = view.kind_codes.get(scope.kind)
+        if kind is None:
             return []
         n = view.n
         mask = view.kinds[:n] == kind
         if scope.session_id is not None:
-            session = self._sessions.get(scope.session_id)
+            session = view.session_codes.get(scope.session_id)
             if session is None:
                 return []
             mask &= view.sessions[:n] == session
@@ -252,9 +216,46 @@ class VectorMirror:
             seqs = seqs[np.lexsort((seqs, -scores))[:limit]]  # ties: lower seq first
         return [int(s) for s in seqs]
 
-    def bytes_per_vector(self) -> int:
-        view = self._view
-        return 0 if view is None else 8 * len(view.bits) + view.codes.shape[1] + 13
+
+def _allocate(bits: bytes, codes: bytes | None, capacity: int) -> _View:
+    if codes is None or len(bits) >= 8192:  # Hamming distances must fit in uint16
+        raise MirrorUnusable
+    np = native.numpy()
+
+    capacity = max(64, capacity + capacity // 4)
+    words = len(word_bytes(bits)) // 8
+    return _View(
+        0, np.zeros(capacity, np.int64), np.full(capacity, DEAD, np.uint8),
+        np.full(capacity, NO_SESSION, np.int32), np.zeros((words, capacity), np.uint64),
+        np.zeros((capacity, len(codes)), np.int8), {}, {},
+    )
+
+
+def _grow(view: _View) -> _View:
+    """Twice the capacity; the old arrays stay as they are for searches still reading them."""
+    np = native.numpy()
+
+    capacity, n = 2 * len(view.seqs), view.n
+    grown = replace(
+        view, seqs=np.zeros(capacity, np.int64), kinds=np.full(capacity, DEAD, np.uint8),
+        sessions=np.full(capacity, NO_SESSION, np.int32),
+        bits=np.zeros((len(view.bits), capacity), np.uint64),
+        codes=np.zeros((capacity, view.codes.shape[1]), np.int8),
+    )
+    grown.seqs[:n], grown.kinds[:n], grown.sessions[:n] = (
+        view.seqs[:n], view.kinds[:n], view.sessions[:n])
+    grown.bits[:, :n], grown.codes[:n] = view.bits[:, :n], view.codes[:n]
+    return grown
+
+
+def _code(codes: dict[str, int], value: str | None) -> int:
+    """A small integer for a kind or session id (NO_SESSION for none), numbered on first use."""
+    if value is None:
+        return NO_SESSION
+    known = codes.get(value)
+    if known is None:
+        known = codes[value] = len(codes)
+    return known
 
 
 def _hamming(columns: Any, bits: bytes) -> Any:

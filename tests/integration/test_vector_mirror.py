@@ -241,3 +241,29 @@ def test_no_ivf_upkeep_while_the_mirror_serves(
         pass
     assert conn.execute("SELECT count(*) FROM vector_versions").fetchone()[0] == 1
     store.close()
+
+
+def test_a_reload_keeps_the_old_copy_published_until_the_new_one_is_whole(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    reader, writer = SqliteStore(tmp_path / "m.db"), SqliteStore(tmp_path / "m.db")
+    vectors = _vectors(300)
+    _add(writer, vectors, 0)
+    assert _ids(reader, vectors[9])[0] == _memory(9).id
+    mirror = next(iter(reader._search._mirrors.values()))
+    old = mirror._view
+    seen = []  # what a search running beside the reload would read
+    allocate = sqlite_mirror._allocate
+
+    def spy(*args):  # type: ignore[no-untyped-def]
+        seen.append(mirror._view)
+        return allocate(*args)
+
+    monkeypatch.setattr(sqlite_mirror, "_allocate", spy)
+    _add(writer, _vectors(5, seed=98), 800)
+    writer._pool._open().execute("DELETE FROM vector_log")  # the reader never saw those 5
+    _add(writer, _vectors(1, seed=99), 900)  # a gap in the log: the next search reloads
+    assert _ids(reader, vectors[9])[0] == _memory(9).id
+    assert seen == [old] and mirror._view is not old and mirror._view.n == 306
+    reader.close()
+    writer.close()
