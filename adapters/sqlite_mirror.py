@@ -7,7 +7,8 @@ bytes and 384 int8 codes (sqlite-vec's `vec_quantize_int8(..., 'unit')`, stored 
 `vector_index.codes`): numpy ranks every vector in scope by Hamming distance, re-ranks the
 best few thousand by their int8 dot product, and only the final pool is read from SQLite,
 where sqlite-vec computes the exact cosine that orders it. Measured: dense search for a pool
-of 200 3.3 -> 1.6 ms at 20k, 6.2 -> 2.4 ms at 100k with recall@10 against exact 0.95 -> 0.99.
+of 200 3.3 -> 1.4 ms at 20k, 6.2 -> 2.6 ms at 100k, recall@10 against exact at 100k 0.95 ->
+1.00 (docs/benchmarks.md).
 
 The mirror follows the file, including writes by other processes: triggers append the seq of
 every changed `vector_index` row to `vector_log` (schema v5), and each search first applies the
@@ -80,6 +81,10 @@ class VectorMirror:
         self._view: _View | None = None
         self._pos: dict[int, int] = {}
         self._dead = 0
+
+    def size(self) -> int | None:
+        """Vectors held, or None before the first load."""
+        return len(self._pos) if self._head >= 0 else None
 
     # -- keeping in step with the file ---------------------------------------------------
     def sync(self, conn: Any) -> None:
