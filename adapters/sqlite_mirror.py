@@ -79,8 +79,7 @@ class VectorMirror:
         self._lock = threading.Lock()
         self._head = -1  # last vector_log id applied; -1 = not loaded
         self._view: _View | None = None
-        self._pos: dict[int, int] = {}
-        self._dead = 0
+        self._pos: dict[int, int] = {}  # seq -> slot of every live vector
 
     def size(self) -> int | None:
         """Vectors held, or None before the first load."""
@@ -102,7 +101,8 @@ class VectorMirror:
                     for change in changes:
                         self._apply(change[1], change[2:])
                     self._head = changes[-1][0]
-                    if self._dead <= max(1024, len(self._pos)):
+                    view, live = self._view, len(self._pos)
+                    if view is None or view.n - live <= max(1024, live):  # dead slots
                         return
             self._load(conn)  # first use, a pruned log, or mostly dead slots
 
@@ -142,7 +142,7 @@ class VectorMirror:
                 (_code(view.kind_codes, r[2]) for r in rows), np.uint8, len(rows))
             pos.update((r[1], slot) for slot, r in enumerate(rows, lo))
             view = replace(view, n=hi)
-        self._pos, self._dead = pos, 0
+        self._pos = pos
         self._view = view  # published whole
         self._head = self._log_head(conn) if head is None else int(head)
 
@@ -161,7 +161,6 @@ class VectorMirror:
             if slot is not None and self._view is not None:
                 self._view.kinds[slot] = DEAD
                 del self._pos[seq]
-                self._dead += 1
             return
         view = self._view if self._view is not None else _allocate(bits, codes, 64)
         if codes is None or len(codes) != view.codes.shape[1]:
@@ -225,32 +224,30 @@ class VectorMirror:
 def _allocate(bits: bytes, codes: bytes | None, capacity: int) -> _View:
     if codes is None or len(bits) >= 8192:  # Hamming distances must fit in uint16
         raise MirrorUnusable
-    np = native.numpy()
-
-    capacity = max(64, capacity + capacity // 4)
-    words = len(word_bytes(bits)) // 8
-    return _View(
-        0, np.zeros(capacity, np.int64), np.full(capacity, DEAD, np.uint8),
-        np.full(capacity, NO_SESSION, np.int32), np.zeros((words, capacity), np.uint64),
-        np.zeros((capacity, len(codes)), np.int8), {}, {},
-    )
+    return _empty(len(word_bytes(bits)) // 8, len(codes), max(64, capacity + capacity // 4))
 
 
 def _grow(view: _View) -> _View:
     """Twice the capacity; the old arrays stay as they are for searches still reading them."""
-    np = native.numpy()
-
-    capacity, n = 2 * len(view.seqs), view.n
+    n = view.n
     grown = replace(
-        view, seqs=np.zeros(capacity, np.int64), kinds=np.full(capacity, DEAD, np.uint8),
-        sessions=np.full(capacity, NO_SESSION, np.int32),
-        bits=np.zeros((len(view.bits), capacity), np.uint64),
-        codes=np.zeros((capacity, view.codes.shape[1]), np.int8),
+        _empty(len(view.bits), view.codes.shape[1], 2 * len(view.seqs)), n=n,
+        kind_codes=view.kind_codes, session_codes=view.session_codes,
     )
     grown.seqs[:n], grown.kinds[:n], grown.sessions[:n] = (
         view.seqs[:n], view.kinds[:n], view.sessions[:n])
     grown.bits[:, :n], grown.codes[:n] = view.bits[:, :n], view.codes[:n]
     return grown
+
+
+def _empty(words: int, dims: int, capacity: int) -> _View:
+    np = native.numpy()
+
+    return _View(
+        0, np.zeros(capacity, np.int64), np.full(capacity, DEAD, np.uint8),
+        np.full(capacity, NO_SESSION, np.int32), np.zeros((words, capacity), np.uint64),
+        np.zeros((capacity, dims), np.int8), {}, {},
+    )
 
 
 def _code(codes: dict[str, int], value: str | None) -> int:

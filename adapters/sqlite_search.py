@@ -190,7 +190,8 @@ class Retrieval:
         if self.too_large(conn, model_id, dims, held):
             self._mirrors.pop(model_id, None)
             return None
-        mirror = self._mirrors.setdefault(model_id, VectorMirror(model_id))
+        if mirror is None:
+            mirror = self._mirrors.setdefault(model_id, VectorMirror(model_id))
         try:
             mirror.sync(conn)
         except MirrorUnusable:

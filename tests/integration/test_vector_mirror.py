@@ -267,3 +267,17 @@ def test_a_reload_keeps_the_old_copy_published_until_the_new_one_is_whole(
     assert seen == [old] and mirror._view is not old and mirror._view.n == 306
     reader.close()
     writer.close()
+
+
+def test_mostly_dead_slots_are_compacted_by_a_reload(tmp_path: Path) -> None:
+    reader, writer = SqliteStore(tmp_path / "m.db"), SqliteStore(tmp_path / "m.db")
+    vectors = _vectors(2100)
+    _add(writer, vectors, 0)
+    assert _ids(reader, vectors[2000])[0] == _memory(2000).id
+    for i in range(1100):  # more dead slots than live ones, and over 1,024
+        writer.delete(_memory(i).id, None, None)
+    assert _ids(reader, vectors[2000])[0] == _memory(2000).id
+    mirror = next(iter(reader._search._mirrors.values()))
+    assert mirror._view is not None and mirror._view.n == len(mirror._pos) == 1000
+    reader.close()
+    writer.close()
