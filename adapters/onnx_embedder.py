@@ -50,6 +50,10 @@ class ModelSpec:
     max_tokens: int
     pooling: Pooling = "mean"
     output_name: str | None = None
+    integer_matmuls: bool = False
+    """Run the int8 weights as integer products (`onnx_int8`); the key must then name it."""
+    cache_dir: Path | None = None
+    """Where a rewritten model is kept between processes; None: rewrite in memory each load."""
 
 
 def default_intra_op_threads() -> int:
@@ -161,6 +165,25 @@ class OnnxEmbedder(Embedder):
         result: npt.NDArray[np.float32] = (pooled / np.maximum(norms, 1e-12)).astype(np.float32)
         return result
 
+    def _create_session(self) -> Any:
+        spec = self._spec
+        if not spec.integer_matmuls:
+            return create_session(spec.model_path, self._intra_op_threads,
+                                  cpu_mem_arena=self._cpu_mem_arena)
+        from tinycontext.adapters import onnx_int8
+
+        tag = spec.key.rpartition(":")[2]
+        model = onnx_int8.prepare(spec.model_path, spec.cache_dir, tag)
+        try:
+            return create_session(model, self._intra_op_threads, cpu_mem_arena=self._cpu_mem_arena)
+        except Exception:
+            if isinstance(model, bytes):
+                raise
+            # A damaged cache file (cut short, edited): drop it and rewrite once.
+            onnx_int8.discard(model)
+            model = onnx_int8.prepare(spec.model_path, spec.cache_dir, tag)
+            return create_session(model, self._intra_op_threads, cpu_mem_arena=self._cpu_mem_arena)
+
     def _ensure_loaded(self) -> None:
         if self._session is not None:
             return
@@ -168,9 +191,7 @@ class OnnxEmbedder(Embedder):
             if self._session is not None:
                 return
             tokenizer = load_tokenizer(self._spec.tokenizer_path, self._spec.max_tokens)
-            session = create_session(
-                self._spec.model_path, self._intra_op_threads, cpu_mem_arena=self._cpu_mem_arena
-            )
+            session = self._create_session()
             self._input_names = frozenset(i.name for i in session.get_inputs())
             output_name = self._spec.output_name or pick_output(session, self._spec.pooling)
             if output_name is None:
@@ -202,8 +223,10 @@ def load_tokenizer(path: Path, max_tokens: int) -> Any:
     return tokenizer
 
 
-def create_session(model_path: Path, intra_op_threads: int, *, cpu_mem_arena: bool = False) -> Any:
-    """An onnxruntime CPU session tuned for small embedding models."""
+def create_session(
+    model: Path | bytes, intra_op_threads: int, *, cpu_mem_arena: bool = False
+) -> Any:
+    """An onnxruntime CPU session tuned for small embedding models (a file or its bytes)."""
     ort = native.onnxruntime()
 
     options = ort.SessionOptions()
@@ -214,9 +237,8 @@ def create_session(model_path: Path, intra_op_threads: int, *, cpu_mem_arena: bo
     options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
     options.add_session_config_entry("session.intra_op.allow_spinning", "0")
     options.log_severity_level = 3  # warnings about unused initialisers are noise for users
-    return ort.InferenceSession(
-        str(model_path), sess_options=options, providers=["CPUExecutionProvider"]
-    )
+    source = model if isinstance(model, bytes) else str(model)
+    return ort.InferenceSession(source, sess_options=options, providers=["CPUExecutionProvider"])
 
 
 def pick_output(session: Any, pooling: Pooling) -> str | None:

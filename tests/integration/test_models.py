@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import hashlib
 import http.server
@@ -57,7 +58,8 @@ def fast_installed() -> bool:
 
 def test_balanced_is_the_bundled_minilm(tmp_path: Path) -> None:
     spec = resolve_model("balanced", tmp_path)
-    assert spec.key.startswith("all-minilm-l6-v2-int8:")
+    assert spec.key.startswith("all-minilm-l6-v2-int8-i8row1:")  # integer products (onnx_int8)
+    assert spec.integer_matmuls and spec.cache_dir == models.prepared_models_dir()
     assert (spec.dimensions, spec.max_tokens, spec.pooling) == (384, 256, "mean")
     assert spec.model_path.is_file()
     assert sha256(spec.tokenizer_path) == TOKENIZER_SHA256
@@ -142,8 +144,13 @@ def test_a_directory_model_gives_the_same_vectors_as_the_preset(
     assert (spec.pooling, spec.dimensions, spec.output_name) == ("mean", 384, "last_hidden_state")
     assert spec.max_tokens == 128  # from the tokenizer.json truncation: nothing better is known
     texts = ["The user moved to Berlin", "", "Ünïcödé"]
-    local, preset = create_embedder(str(folder), tmp_path), create_embedder("balanced", tmp_path)
-    np.testing.assert_allclose(vectors(local, texts), vectors(preset, texts), atol=1e-5)
+    local = create_embedder(str(folder), tmp_path)
+    # A directory runs its file as shipped (float32); the preset adds the integer rewrite.
+    as_shipped = dataclasses.replace(resolve_model("balanced", tmp_path), integer_matmuls=False)
+    np.testing.assert_allclose(vectors(local, texts), vectors(OnnxEmbedder(as_shipped), texts),
+                               atol=1e-5)
+    preset = vectors(create_embedder("balanced", tmp_path), texts)
+    assert ((vectors(local, texts) * preset).sum(axis=1) > 0.98).all()
 
 
 def test_a_directory_reads_sentence_transformers_settings(

@@ -50,7 +50,7 @@ PAIRS = [
 def test_it_is_an_embedder(embedder: OnnxEmbedder) -> None:
     assert isinstance(embedder, Embedder)
     assert embedder.dimensions == 384
-    assert embedder.model_key.startswith("all-minilm-l6-v2-int8:")
+    assert embedder.model_key.startswith("all-minilm-l6-v2-int8-i8row1:")
 
 
 def test_paraphrases_score_far_above_unrelated_texts(embedder: OnnxEmbedder) -> None:
