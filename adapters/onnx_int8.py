@@ -23,6 +23,7 @@ the retrieval figures). `onnx` is imported only here, when a model is first prep
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import tempfile
@@ -64,10 +65,8 @@ def prepare(source: Path, cache_dir: Path | None, tag: str) -> Path | bytes:
 
 def discard(path: Path) -> None:
     """Drops a cached model that onnxruntime could not load (truncated, tampered)."""
-    try:
+    with contextlib.suppress(OSError):
         path.unlink()
-    except OSError:
-        pass
 
 
 def _write_private(path: Path, data: bytes) -> None:
@@ -188,7 +187,9 @@ class _Builder:
         self.const("tc_i8_start", np.array([0], np.int64))
         self.const("tc_i8_axis1", np.array([1], np.int64))
 
-    def group(self, x: str, members: list[tuple[Any, str, str]], inits: dict[str, Any]) -> list[Any]:
+    def group(
+        self, x: str, members: list[tuple[Any, str, str]], inits: dict[str, Any]
+    ) -> list[Any]:
         import numpy as np
 
         make, to_array = self.onnx.helper.make_node, self.onnx.numpy_helper.to_array
