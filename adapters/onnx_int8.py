@@ -87,7 +87,13 @@ def _write_private(path: Path, data: bytes) -> None:
 
 def rewrite(model_bytes: bytes) -> bytes:
     """The model with integer MatMuls; raises NothingToRewrite when no MatMul qualifies."""
-    import onnx
+    try:
+        import onnx
+    except ImportError as exc:  # a dependency of ours: only a broken install lacks it
+        raise RuntimeError(
+            "the default model needs the `onnx` package to prepare it: "
+            "pip install --force-reinstall onnx (or reinstall tinysuite-context)"
+        ) from exc
 
     model = onnx.load_from_string(model_bytes)
     graph = model.graph
