@@ -30,6 +30,9 @@ Pooling = Literal["mean", "cls", "none"]
 # 12 ms) and burnt 3.4 CPU-s where 1 thread used 2.0; with spinning off, 2 threads kept
 # 175-501/s at the CPU cost of 1 thread. Hence: at most 2 threads, never more than the cores,
 # and no spin-waiting (it costs ~0.4 ms per query on a quiet box, saves a core on a busy one).
+# The same choice holds for the integer rewrite of balanced (onnx_int8): ~490 texts/s, 1.7-1.8
+# ms per short query with 2 threads; its token budget per run (below) measured 472-512 texts/s
+# between 256 and 1,024 tokens, within run-to-run noise, so it shares the float32 value.
 DEFAULT_MAX_INTRA_OP_THREADS = 2
 # Tokens in one model run. A run's activations must stay in the CPU caches: on this 2-core
 # box, 32 texts of ~32 tokens ran at 231 texts/s in one run and 356/s in runs of 384 tokens

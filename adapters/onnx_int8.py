@@ -15,10 +15,10 @@ scale for the whole batch, which made a text's vector depend on the texts batche
 is the same alone or in any batch. MatMuls that read the same input (attention's query, key
 and value) share one quantisation and one product over their concatenated weights.
 
-Measured on the default model (2 cores, batches of 32 synthetic memories, 5 runs each):
-float32 291-348 texts/s, this rewrite 433-489 texts/s; short-query embedding p50 3.6-4.2 ms
--> 2.1-2.6 ms; cosine to the float32 vectors min 0.996, mean 0.998 (docs/benchmarks.md has
-the retrieval figures). `onnx` is imported only here, when a model is first prepared.
+Measured on the default model (2 cores, batches of 32 synthetic memories, two runs each):
+float32 347-354 texts/s, rewritten 493-495 texts/s; a short query 2.95-2.98 -> 1.71-1.81 ms
+(p50); cosine to the float32 vectors min 0.996, mean 0.998 (docs/benchmarks.md has the
+retrieval figures). `onnx` is imported only here, when a model is first prepared.
 """
 
 from __future__ import annotations
