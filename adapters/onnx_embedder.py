@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -30,10 +31,16 @@ Pooling = Literal["mean", "cls", "none"]
 # 12 ms) and burnt 3.4 CPU-s where 1 thread used 2.0; with spinning off, 2 threads kept
 # 175-501/s at the CPU cost of 1 thread. Hence: at most 2 threads, never more than the cores,
 # and no spin-waiting (it costs ~0.4 ms per query on a quiet box, saves a core on a busy one).
-# The same choice holds for the integer rewrite of balanced (onnx_int8): ~490 texts/s, 1.7-1.8
-# ms per short query with 2 threads; its token budget per run (below) measured 472-512 texts/s
-# between 256 and 1,024 tokens, within run-to-run noise, so it shares the float32 value.
 DEFAULT_MAX_INTRA_OP_THREADS = 2
+# The integer rewrite of balanced (onnx_int8) runs many small operators, where waking a second
+# thread per operator costs more than it saves (same box, quiet):
+#   1 thread: 347-355 texts/s, short query p50 1.41-1.46 ms
+#   2 threads: 467-490 texts/s, 1.76-1.92 ms
+#   1 thread, two runs at once (a batch split in two): 590-607 texts/s (2 threads: 365-393/s)
+# So integer models run one thread per inference and a batch on up to two runs at once; a
+# query also leaves the second core to the keyword search that recall runs beside it.
+# (float32, two runs at once gained only 6-20% on batches and doubled a query's latency.)
+DEFAULT_MAX_PARALLEL_RUNS = 2
 # Tokens in one model run. A run's activations must stay in the CPU caches: on this 2-core
 # box, 32 texts of ~32 tokens ran at 231 texts/s in one run and 356/s in runs of 384 tokens
 # (texts of ~6 tokens: 752 -> 949/s; ~100 tokens: 79 -> 126/s; 128-token runs lose ~20%).
@@ -59,12 +66,16 @@ class ModelSpec:
     """Where a rewritten model is kept between processes; None: rewrite in memory each load."""
 
 
-def default_intra_op_threads() -> int:
-    """Threads for one inference: the measured best on small boxes, never more than the cores."""
+def usable_cores() -> int:
     import os
 
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
-    return max(1, min(DEFAULT_MAX_INTRA_OP_THREADS, cores or 1))
+    return max(1, cores or 1)
+
+
+def default_intra_op_threads() -> int:
+    """Threads for one inference: the measured best on small boxes, never more than the cores."""
+    return min(DEFAULT_MAX_INTRA_OP_THREADS, usable_cores())
 
 
 class OnnxEmbedder(Embedder):
@@ -77,6 +88,7 @@ class OnnxEmbedder(Embedder):
         intra_op_threads: int | None = None,
         *,
         cpu_mem_arena: bool = False,
+        parallel_runs: int | None = None,
     ) -> None:
         if batch_size < 1:
             raise ValueError("batch_size must be at least 1")
@@ -84,7 +96,13 @@ class OnnxEmbedder(Embedder):
             raise ValueError(f"unknown pooling {spec.pooling!r}")
         self._spec = spec
         self._batch_size = batch_size
-        self._intra_op_threads = intra_op_threads or default_intra_op_threads()
+        if spec.integer_matmuls:  # measured above: one thread per run, runs side by side
+            threads, runs = 1, min(DEFAULT_MAX_PARALLEL_RUNS, usable_cores())
+        else:
+            threads, runs = default_intra_op_threads(), 1
+        self._intra_op_threads = intra_op_threads or threads
+        self._parallel_runs = max(1, parallel_runs or runs)
+        self._helpers: ThreadPoolExecutor | None = None
         # The arena keeps the peak of the largest batch ever seen; off by default (see SPEC 4).
         self._cpu_mem_arena = cpu_mem_arena
         self._lock = threading.Lock()
@@ -127,6 +145,23 @@ class OnnxEmbedder(Embedder):
         # Shortest first so each batch pads to a similar length; the order is restored below.
         order = sorted(range(len(texts)), key=lengths.__getitem__)
         out = np.empty((len(texts), self._spec.dimensions), dtype=np.float32)
+        # Dealt out in turn, each share holds texts of every length: the runs finish together.
+        shares = [order[i :: self._parallel_runs] for i in range(self._parallel_runs)]
+        shares = [share for share in shares if share]
+        others = [self._helper_pool().submit(self._embed_share, share, encodings, lengths, out)
+                  for share in shares[1:]]
+        try:
+            self._embed_share(shares[0], encodings, lengths, out)
+        finally:
+            for other in others:  # every run has finished (or failed) before out is read
+                other.result()
+        little_endian = out.astype("<f4", copy=False)
+        return [row.tobytes() for row in little_endian]
+
+    def _embed_share(
+        self, order: list[int], encodings: list[Any], lengths: list[int], out: Any
+    ) -> None:
+        """Embeds texts `order` (sorted by length) into their rows of `out`, run by run."""
         start = 0
         while start < len(order):
             end = min(start + self._batch_size, len(order))
@@ -135,8 +170,14 @@ class OnnxEmbedder(Embedder):
             chunk = order[start:end]
             out[chunk] = self._run([encodings[i] for i in chunk])
             start = end
-        little_endian = out.astype("<f4", copy=False)
-        return [row.tobytes() for row in little_endian]
+
+    def _helper_pool(self) -> ThreadPoolExecutor:
+        with self._lock:
+            if self._helpers is None:
+                self._helpers = ThreadPoolExecutor(
+                    max_workers=self._parallel_runs - 1, thread_name_prefix="tinycontext-embed"
+                )
+            return self._helpers
 
     def _run(self, encodings: list[Any]) -> npt.NDArray[np.float32]:
         np = native.numpy()

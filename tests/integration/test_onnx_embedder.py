@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import subprocess
 import sys
 import threading
@@ -11,8 +12,8 @@ from typing import Any
 import numpy as np
 import pytest
 
-from tinycontext.adapters.models import ModelNotAvailableError, create_embedder
-from tinycontext.adapters.onnx_embedder import OnnxEmbedder
+from tinycontext.adapters.models import ModelNotAvailableError, create_embedder, resolve_model
+from tinycontext.adapters.onnx_embedder import OnnxEmbedder, usable_cores
 from tinycontext.ports.embedder import Embedder
 
 pytestmark = pytest.mark.slow
@@ -146,7 +147,7 @@ class RecordingSession:
 
 
 def test_padding_is_to_the_longest_text_of_each_batch(tmp_path: Path) -> None:
-    fresh = create_embedder("balanced", tmp_path, batch_size=2)
+    fresh = OnnxEmbedder(resolve_model("balanced", tmp_path), batch_size=2, parallel_runs=1)
     tokenizer = fresh.tokenizer
     assert tokenizer.padding is None  # the shipped tokenizer.json pads to a fixed 128
     assert tokenizer.truncation["max_length"] == 256
@@ -189,3 +190,35 @@ def test_the_fast_preset_when_installed(tmp_path: Path) -> None:
     np.testing.assert_allclose(np.linalg.norm(batch, axis=1), 1.0, atol=1e-5)
     for text, row in zip(texts, batch, strict=True):
         assert float(vectors(fast, [text])[0] @ row) > 1 - 1e-5
+
+
+def test_integer_models_run_a_batch_as_parallel_single_thread_runs(tmp_path: Path) -> None:
+    spec = resolve_model("balanced", tmp_path)
+    default = OnnxEmbedder(spec)
+    assert default._intra_op_threads == 1
+    assert default._parallel_runs == min(2, usable_cores())
+    float32 = OnnxEmbedder(dataclasses.replace(spec, integer_matmuls=False))
+    assert float32._parallel_runs == 1  # a float32 query is faster on two threads
+    texts = [f"memory number {i} " + "word " * (i % 17) for i in range(40)]
+    serial = vectors(OnnxEmbedder(spec, batch_size=4, parallel_runs=1), texts)
+    parallel = vectors(OnnxEmbedder(spec, batch_size=4, parallel_runs=3), texts)
+    np.testing.assert_allclose(parallel, serial, atol=1e-6)
+
+
+def test_a_failing_parallel_run_fails_the_call_and_the_next_call_works(tmp_path: Path) -> None:
+    embedder = OnnxEmbedder(resolve_model("balanced", tmp_path), batch_size=2, parallel_runs=2)
+    real_run = embedder._run
+    calls = []
+
+    def flaky(encodings: Any) -> Any:
+        calls.append(threading.current_thread().name)
+        if threading.current_thread().name.startswith("tinycontext-embed"):
+            raise RuntimeError("run failed")
+        return real_run(encodings)
+
+    embedder._run = flaky  # type: ignore[method-assign]
+    with pytest.raises(RuntimeError, match="run failed"):
+        embedder.embed(["one", "two", "three", "four"])
+    assert any(name.startswith("tinycontext-embed") for name in calls)
+    embedder._run = real_run  # type: ignore[method-assign]
+    assert len(embedder.embed(["one", "two", "three", "four"])) == 4
