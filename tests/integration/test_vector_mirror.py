@@ -46,6 +46,14 @@ def _ids(store: SqliteStore, query: np.ndarray, limit: int = 10, scope: Scope = 
     return [h.memory.id for h in store.nearest(query.tobytes(), MODEL, scope, limit)]
 
 
+def _loaded_pair(path: Path, vectors: np.ndarray, probe: int) -> tuple[SqliteStore, SqliteStore]:
+    """A writer holding `vectors` (from memory 0) and a reader whose mirror has loaded them."""
+    reader, writer = SqliteStore(path), SqliteStore(path)
+    _add(writer, vectors, 0)
+    assert _ids(reader, vectors[probe])[0] == _memory(probe).id
+    return reader, writer
+
+
 def _mirrored(store: SqliteStore) -> bool:
     return bool(store._search._mirrors)
 
@@ -70,10 +78,8 @@ def test_mirror_ranks_like_an_exact_search(tmp_path: Path) -> None:
 
 
 def test_writes_through_another_connection_are_seen(tmp_path: Path) -> None:
-    reader, writer = SqliteStore(tmp_path / "m.db"), SqliteStore(tmp_path / "m.db")
     vectors = _vectors(300)
-    _add(writer, vectors, 0)
-    assert _ids(reader, vectors[5])[0] == _memory(5).id
+    reader, writer = _loaded_pair(tmp_path / "m.db", vectors, 5)
     assert _mirrored(reader)
 
     fresh = _vectors(1, seed=42)
@@ -99,10 +105,8 @@ def test_writes_through_another_connection_are_seen(tmp_path: Path) -> None:
 
 
 def test_a_pruned_log_makes_the_mirror_reload(tmp_path: Path) -> None:
-    reader, writer = SqliteStore(tmp_path / "m.db"), SqliteStore(tmp_path / "m.db")
     vectors = _vectors(200)
-    _add(writer, vectors[:100], 0)
-    assert _ids(reader, vectors[3])[0] == _memory(3).id
+    reader, writer = _loaded_pair(tmp_path / "m.db", vectors[:100], 3)
     _add(writer, vectors[100:150], 100)
     conn = writer._pool._open()
     conn.execute("DELETE FROM vector_log")  # what pruning does to a reader left far behind
@@ -246,10 +250,8 @@ def test_no_ivf_upkeep_while_the_mirror_serves(
 def test_a_reload_keeps_the_old_copy_published_until_the_new_one_is_whole(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    reader, writer = SqliteStore(tmp_path / "m.db"), SqliteStore(tmp_path / "m.db")
     vectors = _vectors(300)
-    _add(writer, vectors, 0)
-    assert _ids(reader, vectors[9])[0] == _memory(9).id
+    reader, writer = _loaded_pair(tmp_path / "m.db", vectors, 9)
     mirror = next(iter(reader._search._mirrors.values()))
     old = mirror._view
     seen = []  # what a search running beside the reload would read
@@ -270,10 +272,8 @@ def test_a_reload_keeps_the_old_copy_published_until_the_new_one_is_whole(
 
 
 def test_mostly_dead_slots_are_compacted_by_a_reload(tmp_path: Path) -> None:
-    reader, writer = SqliteStore(tmp_path / "m.db"), SqliteStore(tmp_path / "m.db")
     vectors = _vectors(2100)
-    _add(writer, vectors, 0)
-    assert _ids(reader, vectors[2000])[0] == _memory(2000).id
+    reader, writer = _loaded_pair(tmp_path / "m.db", vectors, 2000)
     for i in range(1100):  # more dead slots than live ones, and over 1,024
         writer.delete(_memory(i).id, None, None)
     assert _ids(reader, vectors[2000])[0] == _memory(2000).id
