@@ -75,3 +75,22 @@ def test_list_as_first_call_shows_pending_reembedding(make):
     svc = make(embedder=HashEmbedder(key="b"))
     page = svc.list_memories()
     assert "Re-embedding" in page.get("notice", "")
+
+
+def test_the_eta_is_timed_from_the_end_of_the_first_batch(make, store, monkeypatch):
+    # The first batch also loads the model; timing from the start made a 41 s job show ~300 s.
+    from tinycontext import reindex
+
+    old = make(embedder=HashEmbedder(key="a"))
+    save(old, *[f"Fact number {i} about topic {i}." for i in range(40)])
+    svc = make(embedder=HashEmbedder(key="b"), embedding_batch_size=10)
+    now = [100.0]
+    monkeypatch.setattr(reindex.time, "monotonic", lambda: now[0])
+    svc.reindexer.ensure_started()
+    assert "estimating the time left" in svc.reindexer.notice()
+    now[0] += 30.0  # a slow first batch (model load)
+    svc.reindexer.step()
+    assert "10 of 40 done, estimating the time left" in svc.reindexer.notice()
+    now[0] += 1.0  # then 10 per second
+    svc.reindexer.step()
+    assert "20 of 40 done, about 3 s left" in svc.reindexer.notice()
