@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import dataclasses
 import stat
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -210,3 +212,20 @@ def test_an_unwritable_cache_falls_back_to_memory(tmp_path: Path, monkeypatch: A
     embedder = create_embedder("balanced", tmp_path, cache_dir=tmp_path / "prepared")
     [vector] = embedder.embed(["still works"])
     assert len(vector) == 4 * 384 and not (tmp_path / "prepared").exists()
+
+
+def test_processes_preparing_the_model_at_once_share_one_complete_file(tmp_path: Path) -> None:
+    script = (
+        "import sys\nfrom pathlib import Path\n"
+        "from tinycontext.adapters.models import create_embedder\n"
+        "e = create_embedder('balanced', Path(sys.argv[1]), cache_dir=Path(sys.argv[1]))\n"
+        "print(len(e.embed(['first start'])[0]))\n"
+    )
+    starts = [subprocess.Popen([sys.executable, "-c", script, str(tmp_path)],
+                               stdout=subprocess.PIPE, text=True) for _ in range(3)]
+    outputs = [p.communicate(timeout=120)[0].strip() for p in starts]
+    assert [p.returncode for p in starts] == [0, 0, 0] and outputs == ["1536"] * 3
+    [cached] = cached_files(tmp_path)
+    assert not list(tmp_path.glob("*.tmp"))
+    assert create_embedder("balanced", tmp_path, cache_dir=tmp_path).embed(["x"])  # loads
+    assert cached.stat().st_size > 1_000_000
