@@ -211,22 +211,24 @@ class OnnxEmbedder(Embedder):
 
     def _create_session(self) -> Any:
         spec = self._spec
+
+        def open_session(model: Path | bytes) -> Any:
+            return create_session(model, self._intra_op_threads, cpu_mem_arena=self._cpu_mem_arena)
+
         if not spec.integer_matmuls:
-            return create_session(spec.model_path, self._intra_op_threads,
-                                  cpu_mem_arena=self._cpu_mem_arena)
+            return open_session(spec.model_path)
         from tinycontext.adapters import onnx_int8
 
         tag = spec.key.rpartition(":")[2]
         model = onnx_int8.prepare(spec.model_path, spec.cache_dir, tag)
         try:
-            return create_session(model, self._intra_op_threads, cpu_mem_arena=self._cpu_mem_arena)
+            return open_session(model)
         except Exception:
             if isinstance(model, bytes):
                 raise
             # A damaged cache file (cut short, edited): drop it and rewrite once.
             onnx_int8.discard(model)
-            model = onnx_int8.prepare(spec.model_path, spec.cache_dir, tag)
-            return create_session(model, self._intra_op_threads, cpu_mem_arena=self._cpu_mem_arena)
+            return open_session(onnx_int8.prepare(spec.model_path, spec.cache_dir, tag))
 
     def _ensure_loaded(self) -> None:
         if self._session is not None:

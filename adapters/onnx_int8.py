@@ -27,11 +27,14 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import math
 import os
 import tempfile
 from collections import defaultdict
 from pathlib import Path
 from typing import Any
+
+from tinycontext import native
 
 log = logging.getLogger(__name__)
 
@@ -90,7 +93,9 @@ def _write_private(path: Path, data: bytes) -> None:
 def rewrite(model_bytes: bytes) -> bytes:
     """The model with integer MatMuls; raises NothingToRewrite when no MatMul qualifies."""
     try:
-        import onnx
+        # Through the process-wide import lock: onnx imports numpy, which must not be first
+        # imported on two threads at once (see tinycontext.native).
+        onnx = native.load("onnx")
     except ImportError as exc:  # a dependency of ours: only a broken install lacks it
         raise RuntimeError(
             "the default model needs the `onnx` package to prepare it: "
@@ -150,16 +155,9 @@ def _int8_weight(node: Any, producer: dict[str, Any], inits: dict[str, Any]) -> 
     if weight.data_type != int8 or len(weight.dims) != 2 or scale is None:
         return None
     columns = weight.dims[1]
-    if [d for d in scale.dims if d != 1] not in ([columns], []) or _count(scale) != columns:
+    if [d for d in scale.dims if d != 1] not in ([columns], []) or math.prod(scale.dims) != columns:
         return None  # a per-tensor or odd-shaped scale: not the layout this rewrite assumes
     return cast.input[0], mul.input[1]
-
-
-def _count(tensor: Any) -> int:
-    count = 1
-    for d in tensor.dims:
-        count *= d
-    return count
 
 
 def _live(nodes: list[Any], outputs: set[str]) -> list[Any]:
@@ -184,7 +182,7 @@ class _Builder:
         return name
 
     def constants(self) -> None:
-        import numpy as np
+        np = native.numpy()
 
         self.const("tc_i8_inv127", np.array(1 / 127, np.float32))
         self.const("tc_i8_tiny", np.array(1e-12, np.float32))  # an all-zero row divides by this
@@ -198,7 +196,7 @@ class _Builder:
     def group(
         self, x: str, members: list[tuple[Any, str, str]], inits: dict[str, Any]
     ) -> list[Any]:
-        import numpy as np
+        np = native.numpy()
 
         make, to_array = self.onnx.helper.make_node, self.onnx.numpy_helper.to_array
         p = f"tc_i8_{self.count}_"
