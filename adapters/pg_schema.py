@@ -14,6 +14,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from .pg_upgrade import backfill_context_and_recall
+
 SCHEMA = "tinycontext"
 TENANT_SETTING = "tinycontext.tenant"
 MIGRATION_LOCK = 0x7463_6D69_6772_6174  # "tcmigrat"
@@ -97,9 +99,20 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
             )
         ),
     ),
+    (
+        # Save-time context and the recall side of the keyword index: stemmed words of the
+        # memory (weight A) and of its context memory (weight B), filled by pg_upgrade.
+        f"ALTER TABLE {SCHEMA}.memories ADD COLUMN context_id text COLLATE \"C\"",
+        f"""CREATE INDEX memories_context ON {SCHEMA}.memories (tenant, context_id)
+            WHERE context_id IS NOT NULL""",
+        f"ALTER TABLE {SCHEMA}.memory_terms ADD COLUMN recall tsvector",
+        f"CREATE INDEX memory_terms_recall ON {SCHEMA}.memory_terms USING gin (recall)",
+    ),
 )
 
 SCHEMA_VERSION = len(MIGRATIONS)
+# Python steps run after a version's statements, in the same transaction.
+DATA_STEPS = {2: lambda conn: backfill_context_and_recall(conn, SCHEMA, TENANT_SETTING)}
 
 
 def _version(conn: Any) -> int:
@@ -159,6 +172,9 @@ def migrate(conn: Any) -> int:
             with conn.transaction():
                 for statement in MIGRATIONS[version]:
                     conn.execute(statement)
+                step = DATA_STEPS.get(version + 1)
+                if step is not None:
+                    step(conn)
                 conn.execute(
                     f"INSERT INTO {SCHEMA}.schema_version (version) VALUES (%s)", (version + 1,)
                 )

@@ -21,12 +21,13 @@ from collections.abc import Sequence
 from typing import Any
 
 from tinycontext.domain.memory import Memory
+from tinycontext.domain.text import stem_groups
 from tinycontext.ports.embedder import Vector
 from tinycontext.ports.store import Scope, Scored
 
 from .pg_connection import PgPool
 from .pg_schema import SCHEMA
-from .pg_text import any_query, group_query, query_groups, tenant_tag
+from .pg_text import RECALL_WEIGHTS, any_query, group_query, query_groups, tenant_tag
 
 COLUMNS = (
     "m.id, m.content, m.kind, m.session_id, m.created_at, m.content_tokens, m.recall_count, "
@@ -109,7 +110,7 @@ class PgRetrieval:
     def forget_counts(self) -> None:
         self._counts.clear()
 
-    def frequencies(self, queries: Sequence[str], cap: int) -> list[int]:
+    def frequencies(self, queries: Sequence[str], cap: int, column: str = "terms") -> list[int]:
         """Documents of this tenant matching each tsquery, counted up to `cap`.
 
         Counted from the GIN index: the lexemes' tenant tag already confines them to the
@@ -120,7 +121,7 @@ class PgRetrieval:
         def count(cur: Any) -> list[Any]:
             cur.execute(
                 f"SELECT g.i, (SELECT count(*) FROM (SELECT FROM {TERMS} t "
-                "WHERE t.terms @@ g.q::tsquery LIMIT %s) x) "
+                f"WHERE t.{column} @@ g.q::tsquery LIMIT %s) x) "
                 "FROM unnest(%s::text[]) WITH ORDINALITY AS g(q, i) ORDER BY g.i",
                 (cap, list(queries)),
             )
@@ -137,16 +138,19 @@ class PgRetrieval:
         )[0][0], DOCUMENTS_TTL_SECONDS)
 
     def score_sql(
-        self, groups: Sequence[Sequence[str]], frequencies: Sequence[int], prefix_last: bool
+        self, groups: Sequence[Sequence[str]], frequencies: Sequence[int], prefix_last: bool,
+        recall: bool = False,
     ) -> tuple[str, list[Any]]:
-        """Sum over groups of IDF x saturated ts_rank_cd, for rows of memory_terms `t`."""
+        """Sum over groups of IDF x saturated ts_rank_cd, for rows of memory_terms `t`: the
+        words as written (list search) or, for `recall`, the weighted stems and context."""
+        rank = f"ts_rank_cd('{RECALL_WEIGHTS}', t.recall, " if recall else "ts_rank_cd(t.terms, "
         total = max(self.documents(), *frequencies, 1)
         parts, params = [], []  # type: list[str], list[Any]
         last = len(groups) - 1
         for index, (group, df) in enumerate(zip(groups, frequencies, strict=True)):
             query = group_query(group, self._tag, prefix_last and index == last)
             # ts_rank_cd is 0 for a group the memory lacks (a phrase must be adjacent too).
-            parts.append(f"%s * ts_rank_cd(t.terms, %s::tsquery, {RANK_NORMALISATION})")
+            parts.append(f"%s * {rank}%s::tsquery, {RANK_NORMALISATION})")
             params += [bm25_idf(df, total), query]
         return "(" + " + ".join(parts) + ")", params
 
@@ -157,7 +161,7 @@ class PgRetrieval:
         """The rarest groups whose postings fit the budget (see sqlite_search._prune_common);
         none when even the rarest is above it. Frequencies are counted up to the budget."""
         budget = max(MIN_POSTINGS, POSTINGS_PER_RESULT * limit)
-        df = self.frequencies([group_query(g, self._tag) for g in groups], budget + 1)
+        df = self.frequencies([group_query(g, self._tag) for g in groups], budget + 1, "recall")
         ranked = sorted(
             ((g, d) for g, d in zip(groups, df, strict=True) if d), key=lambda p: (p[1], p[0])
         )
@@ -173,17 +177,17 @@ class PgRetrieval:
     def keyword_search(
         self, groups: Sequence[Sequence[str]], scope: Scope, limit: int
     ) -> list[Scored]:
-        asked = query_groups(groups)[:MAX_GROUPS]
+        asked = query_groups(stem_groups([list(g) for g in groups]))[:MAX_GROUPS]
         if not asked or limit < 1:
             return []
         kept, df = self._prune_common(asked, limit)
         if not kept:
             return []
-        score, score_params = self.score_sql(kept, df, prefix_last=False)
+        score, score_params = self.score_sql(kept, df, prefix_last=False, recall=True)
         where, params = scope_sql(scope)
         hits = (
             f"WITH hits AS MATERIALIZED (SELECT t.seq, {score} AS score FROM {TERMS} t "
-            "WHERE t.tenant = %s AND t.terms @@ %s::tsquery)"
+            "WHERE t.tenant = %s AND t.recall @@ %s::tsquery)"
         )
         hit_params = [*score_params, self._pool.tenant, any_query(kept, self._tag)]
         select = (

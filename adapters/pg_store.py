@@ -27,9 +27,17 @@ from .pg_search import (
     TERMS,
     PgRetrieval,
     memory_from_row,
+    scope_sql,
     vector_text,
 )
-from .pg_text import all_query, group_query, query_groups, tenant_tag, tsvector_literal
+from .pg_text import (
+    all_query,
+    group_query,
+    query_groups,
+    recall_tsvector_literal,
+    tenant_tag,
+    tsvector_literal,
+)
 
 SESSIONS = f"{SCHEMA}.sessions"
 DF_CAP = 12_001  # document frequencies for list search's scores are counted up to this
@@ -85,20 +93,23 @@ class PostgresStore(Store):
                 m.superseded_at, m.supersedes,
                 None if vector is None else vector_text(vector),
                 None if vector is None else len(vector) // 4,
-                None if vector is None else m.embedding_model,
+                None if vector is None else m.embedding_model, item.context_id,
             ))
-            terms.append((tsvector_literal(m.content, self._tag), m.id))
+            terms.append((
+                tsvector_literal(m.content, self._tag),
+                recall_tsvector_literal(m.content, item.context, self._tag), m.id,
+            ))
         cur.executemany(
             f"INSERT INTO {MEMORIES} (tenant, id, ref, content, kind, session_id, created_at, "
             "content_tokens, recall_count, last_recalled_at, superseded_by, superseded_at, "
-            "supersedes, embedding, dims, embedding_model) "
-            "VALUES (%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s::vector,%s,%s)",
+            "supersedes, embedding, dims, embedding_model, context_id) "
+            "VALUES (%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s::vector,%s,%s,%s)",
             rows,
         )
         cur.executemany(
-            f"INSERT INTO {TERMS} (seq, tenant, terms) SELECT m.seq, m.tenant, %s::tsvector "
-            f"FROM {MEMORIES} m WHERE m.tenant = %s AND m.id = %s",
-            [(literal, self.tenant, memory_id) for literal, memory_id in terms],
+            f"INSERT INTO {TERMS} (seq, tenant, terms, recall) SELECT m.seq, m.tenant, "
+            f"%s::tsvector, %s::tsvector FROM {MEMORIES} m WHERE m.tenant = %s AND m.id = %s",
+            [(words, recall, self.tenant, memory_id) for words, recall, memory_id in terms],
         )
         sessions = sorted({i.memory.session_id for i in items if i.memory.session_id is not None})
         cur.executemany(
@@ -143,6 +154,26 @@ class PostgresStore(Store):
         dims = len(vector) // 4
         indexed = dims in self._indexed or self._has_dense_index(dims)
         return self._search.nearest(vector, model_key, scope, limit, indexed)
+
+    def latest(self, scope: Scope) -> Memory | None:
+        where, params = scope_sql(scope)
+        rows = self._pool.read(
+            f"SELECT {COLUMNS} FROM {MEMORIES} m WHERE m.tenant = %s AND m.superseded_by IS NULL"
+            f"{where} ORDER BY m.created_at DESC, m.seq DESC LIMIT 1",
+            [self.tenant, *params],
+        )
+        return memory_from_row(rows[0]) if rows else None
+
+    def contexts(self, memory_ids: Sequence[str]) -> dict[str, str]:
+        if not memory_ids:
+            return {}
+        rows = self._pool.read(
+            f"SELECT m.id, p.content FROM {MEMORIES} m JOIN {MEMORIES} p "
+            "ON p.tenant = m.tenant AND p.id = m.context_id "
+            "WHERE m.tenant = %s AND m.id = ANY(%s)",
+            (self.tenant, list(memory_ids)),
+        )
+        return {str(r[0]): str(r[1]) for r in rows}
 
     def _has_dense_index(self, dims: int) -> bool:
         found = self._pool.read(
@@ -257,6 +288,7 @@ class PostgresStore(Store):
             )
             if cur.rowcount == 0:
                 return
+            self._forget_context(cur, memory_id)
             # A newer version that pointed back at the deleted one now points past it.
             cur.execute(
                 f"UPDATE {MEMORIES} SET supersedes = %s WHERE tenant = %s AND supersedes = %s",
@@ -283,6 +315,21 @@ class PostgresStore(Store):
 
         self._write(remove)
         self._search.forget_counts()
+
+    def _forget_context(self, cur: Any, memory_id: str) -> None:
+        """Memories that had the deleted one as context lose its words and their mixed
+        vector (the re-embedder makes it again from their own text)."""
+        cur.execute(
+            f"UPDATE {MEMORIES} SET context_id = NULL, embedding = NULL, dims = NULL, "
+            "embedding_model = NULL WHERE tenant = %s AND context_id = %s RETURNING seq, content",
+            (self.tenant, memory_id),
+        )
+        dependants = cur.fetchall()
+        cur.executemany(
+            f"UPDATE {TERMS} SET recall = %s::tsvector WHERE seq = %s",
+            [(recall_tsvector_literal(content, None, self._tag), seq)
+             for seq, content in dependants],
+        )
 
     def pending_embeddings(self, model_key: str, limit: int) -> list[Memory]:
         rows = self._pool.read(

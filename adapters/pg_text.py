@@ -19,7 +19,8 @@ import hashlib
 import unicodedata
 from collections.abc import Sequence
 
-from tinycontext.domain.text import keyword_groups, searchable_text
+from tinycontext.domain.context import KEYWORD_CONTEXT_WEIGHT
+from tinycontext.domain.text import keyword_groups, searchable_text, stemmed_terms
 
 MAX_POSITION = 16383  # tsvector positions are 14 bits
 MAX_POSITIONS_PER_LEXEME = 255
@@ -101,3 +102,34 @@ def all_query(groups: Sequence[Sequence[str]], tag: str) -> str:
     """Every group required, the last one's last token a prefix (list_memories search)."""
     last = len(groups) - 1
     return " & ".join(_phrase(g, tag, i == last) for i, g in enumerate(groups))
+
+
+# ts_rank_cd's weights are ordered {D, C, B, A}: a memory's own stems are A, its context's B.
+RECALL_WEIGHTS = f"{{0, 0, {KEYWORD_CONTEXT_WEIGHT}, 1}}"
+
+
+def recall_tsvector_literal(content: str, context: str | None, tag: str) -> str:
+    """The recall side of the keyword index: the memory's stems (weight A) and its save-time
+    context's stems (weight B, positions after a gap so no phrase spans the two)."""
+    own = [fold(t) for t in stemmed_terms(content).split()]
+    extra = [fold(t) for t in stemmed_terms(context).split()] if context else []
+    positions: dict[str, list[str]] = {}
+    size = 0
+    start = min(len(own), MAX_POSITION - 1) + 2
+    numbered = [(i, t, "A") for i, t in enumerate(own[: MAX_POSITION - 2], start=1)]
+    numbered += [(i, t, "B") for i, t in enumerate(extra, start=start) if i <= MAX_POSITION]
+    for index, token, weight in numbered:
+        if not token:
+            continue
+        lexeme = tag + token
+        places = positions.get(lexeme)
+        if places is None:
+            size += len(lexeme.encode("utf-8")) + 8
+            if size > MAX_VECTOR_BYTES:
+                break
+            positions[lexeme] = places = []
+        if len(places) < MAX_POSITIONS_PER_LEXEME:
+            places.append(f"{index}{weight}")
+    return " ".join(
+        f"{_quote(lexeme)}:{','.join(places)}" for lexeme, places in positions.items()
+    )

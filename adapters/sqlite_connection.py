@@ -10,6 +10,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, TypeVar
 
+from tinycontext.domain.text import stemmed_terms
+
 from .sqlite_driver import load_vector_extension, prepare_private_file, sqlite_module, tighten
 from .sqlite_schema import migrate
 
@@ -17,6 +19,10 @@ T = TypeVar("T")
 BUSY_TIMEOUT_MS = 15000
 MAX_CONNECTIONS = 4
 LOCK_RETRIES = 8
+
+
+def _stems(text: str | None) -> str | None:
+    return None if text is None else stemmed_terms(text)
 
 
 def _is_lock_error(exc: Exception) -> bool:
@@ -56,6 +62,8 @@ class ConnectionPool:
         conn.execute("PRAGMA foreign_keys = ON")
         conn.execute("PRAGMA cache_size = -16000")
         self.vec_version = load_vector_extension(conn)
+        # Schema version 6 fills the stemmed keyword column from Python's stemmer.
+        conn.create_function("tinycontext_stems", 1, _stems, deterministic=True)
         with self._lock:
             if not self._migrated:
                 self._retry(lambda: migrate(conn))

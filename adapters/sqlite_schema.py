@@ -5,12 +5,20 @@ embedding in the memory row plus a compact sign-bit index for fast candidate sea
 written before it have no embedding and are backfilled by the background re-embedder.
 Version 3 added the IVF cells (sqlite_ivf.py); version 4 made the sign-bit indexes covering;
 version 5 added int8 codes and the change log that the in-memory mirror (sqlite_mirror.py)
-follows.
+follows. Version 6 added save-time context (`memories.context_id`) and rebuilt the keyword
+index with three columns: `terms` (the words as written, for list search and its prefixes),
+`stems` (stemmed words, for recall) and `context` (the stemmed words of the context memory).
+Existing memories get as context the memory saved before them in their session, within the
+default window; it needs the `tinycontext_stems` SQL function (sqlite_connection.py).
 """
 
 from __future__ import annotations
 
 from typing import Any
+
+from tinycontext.domain.context import DEFAULT_WINDOW_MINUTES
+
+TOKENIZER = "unicode61 remove_diacritics 2"
 
 MIGRATIONS: tuple[tuple[str, ...], ...] = (
     (
@@ -110,6 +118,26 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
         """CREATE TRIGGER IF NOT EXISTS vector_log_prune AFTER INSERT ON vector_log
            WHEN NEW.id % 4096 = 0
            BEGIN DELETE FROM vector_log WHERE id <= NEW.id - 65536; END""",
+    ),
+    (
+        "ALTER TABLE memories ADD COLUMN context_id TEXT",
+        "CREATE INDEX IF NOT EXISTS memories_context ON memories(context_id) "
+        "WHERE context_id IS NOT NULL",
+        # The memory saved just before, in the same kind and session, within the window.
+        "WITH ordered AS (SELECT seq, created_at, "
+        "lag(id) OVER w AS prev_id, lag(created_at) OVER w AS prev_at FROM memories "
+        "WHERE kind = 'episodic' WINDOW w AS (PARTITION BY session_id ORDER BY seq)) "
+        "UPDATE memories SET context_id = o.prev_id FROM ordered o "
+        "WHERE memories.seq = o.seq AND o.prev_id IS NOT NULL "
+        f"AND (julianday(o.created_at) - julianday(o.prev_at)) * 1440 <= {DEFAULT_WINDOW_MINUTES}",
+        f"""CREATE VIRTUAL TABLE memory_fts_v6
+           USING fts5(terms, stems, context, tokenize = '{TOKENIZER}')""",
+        "INSERT INTO memory_fts_v6(rowid, terms, stems, context) "
+        "SELECT m.seq, f.terms, tinycontext_stems(m.content), "
+        "coalesce(tinycontext_stems(p.content), '') FROM memories m "
+        "JOIN memory_fts f ON f.rowid = m.seq LEFT JOIN memories p ON p.id = m.context_id",
+        "DROP TABLE memory_fts",
+        "ALTER TABLE memory_fts_v6 RENAME TO memory_fts",
     ),
 )
 

@@ -10,7 +10,9 @@ from collections.abc import Sequence
 from typing import Any
 
 from tinycontext import native
+from tinycontext.domain.context import KEYWORD_CONTEXT_WEIGHT
 from tinycontext.domain.memory import Memory
+from tinycontext.domain.text import stem_groups
 from tinycontext.ports.embedder import Vector
 from tinycontext.ports.store import Scope, Scored
 
@@ -42,6 +44,8 @@ def rerank_count(limit: int, rows: int) -> int:
     return max(MIN_RERANK, int(factor * limit))
 
 
+# Recall's BM25 over the columns (terms, stems, context): stems at 1, context lower.
+RECALL_BM25 = f"bm25(memory_fts, 0.0, 1.0, {KEYWORD_CONTEXT_WEIGHT})"
 # Keyword side: at most this many postings scored per query (see _prune_common).
 MIN_POSTINGS = 3000
 POSTINGS_PER_RESULT = 10
@@ -134,16 +138,19 @@ class Retrieval:
     def keyword_search(
         self, groups: Sequence[Sequence[str]], scope: Scope, limit: int
     ) -> list[Scored]:
-        match = fts_any(self._prune_common(groups, limit))
-        if not match:
+        stemmed = stem_groups([list(g) for g in groups])
+        any_word = fts_any(self._prune_common(stemmed, limit))
+        if not any_word:
             return []
+        # Recall reads the stems of the memory's own words and of its save-time context.
+        match = f"{{stems context}} : ({any_word})"
         where, params = scope_sql(scope, "m")
         if scope.session_id is None and not scope.exact:
             # Whole store: nearly every match is in scope, so rank inside FTS5 first and
             # look up only the best rows (one memories lookup per row is the main cost).
             wanted = 2 * limit + 20
             rows = self._pool.read(
-                "WITH hits AS (SELECT rowid, bm25(memory_fts) AS s FROM memory_fts "
+                f"WITH hits AS (SELECT rowid, {RECALL_BM25} AS s FROM memory_fts "
                 "WHERE memory_fts MATCH ? ORDER BY s, rowid DESC LIMIT ?) "
                 f"SELECT {COLUMNS}, -h.s FROM hits h JOIN memories m ON m.seq = h.rowid "
                 f"WHERE m.superseded_by IS NULL{where} "
@@ -153,10 +160,10 @@ class Retrieval:
             if len(rows) == limit or not self._more_matches(match, wanted):
                 return [Scored(memory_from_row(r), float(r[12])) for r in rows]
         rows = self._pool.read(
-            f"SELECT {COLUMNS}, -bm25(memory_fts) AS score FROM memory_fts "
+            f"SELECT {COLUMNS}, -{RECALL_BM25} AS score FROM memory_fts "
             "JOIN memories m ON m.seq = memory_fts.rowid "
             f"WHERE memory_fts MATCH ? AND m.superseded_by IS NULL{where} "
-            "ORDER BY bm25(memory_fts), m.created_at DESC, m.id LIMIT ?",
+            f"ORDER BY {RECALL_BM25}, m.created_at DESC, m.id LIMIT ?",
             [match, *params, limit],
         )
         return [Scored(memory_from_row(r), float(r[12])) for r in rows]

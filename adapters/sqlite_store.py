@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -10,13 +11,23 @@ from typing import Any
 from tinycontext.domain.errors import MemoryAlreadySupersededError
 from tinycontext.domain.listing import ListQuery
 from tinycontext.domain.memory import Memory, format_timestamp, ref_of
-from tinycontext.domain.text import searchable_text
+from tinycontext.domain.text import searchable_text, stemmed_terms
 from tinycontext.ports.embedder import Vector
 from tinycontext.ports.store import NewMemory, Page, Scope, Scored, Store
 
 from .sqlite_connection import ConnectionPool
 from .sqlite_ivf import IvfIndex
-from .sqlite_search import COLUMNS, Retrieval, fts_all_last_prefix, memory_from_row, padded
+from .sqlite_search import (
+    COLUMNS,
+    Retrieval,
+    fts_all_last_prefix,
+    memory_from_row,
+    padded,
+    scope_sql,
+)
+
+
+LIST_BM25 = "bm25(memory_fts, 1.0, 0.0, 0.0)"  # list search ranks by the words as written
 
 
 def _ceil_second(moment: datetime) -> str:
@@ -59,17 +70,19 @@ class SqliteStore(Store):
         cur = conn.execute(
             "INSERT INTO memories(id, ref, content, kind, session_id, created_at, content_tokens,"
             " recall_count, last_recalled_at, superseded_by, superseded_at, supersedes,"
-            " embedding, embedding_model) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            " embedding, embedding_model, context_id) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
             (
                 m.id, ref_of(m.id), m.content, m.kind, m.session_id, m.created_at,
                 m.content_tokens, m.recall_count, m.last_recalled_at, m.superseded_by,
                 m.superseded_at, m.supersedes, item.vector,
-                m.embedding_model if item.vector is not None else None,
+                m.embedding_model if item.vector is not None else None, item.context_id,
             ),
         )
         seq = cur.lastrowid
         conn.execute(
-            "INSERT INTO memory_fts(rowid, terms) VALUES (?, ?)", (seq, searchable_text(m.content))
+            "INSERT INTO memory_fts(rowid, terms, stems, context) VALUES (?, ?, ?, ?)",
+            (seq, searchable_text(m.content), stemmed_terms(m.content),
+             stemmed_terms(item.context) if item.context else ""),
         )
         if item.vector is not None and m.superseded_by is None:
             self._index_vector(conn, seq, m, item.vector)
@@ -97,6 +110,25 @@ class SqliteStore(Store):
     def nearest(self, vector: Vector, model_key: str, scope: Scope, limit: int) -> list[Scored]:
         return self._search.nearest(vector, model_key, scope, limit)
 
+    def latest(self, scope: Scope) -> Memory | None:
+        where, params = scope_sql(scope, "m")
+        rows = self._pool.read(
+            f"SELECT {COLUMNS} FROM memories m WHERE m.superseded_by IS NULL{where} "
+            "ORDER BY m.created_at DESC, m.seq DESC LIMIT 1",
+            params,
+        )
+        return memory_from_row(rows[0]) if rows else None
+
+    def contexts(self, memory_ids: Sequence[str]) -> dict[str, str]:
+        if not memory_ids:
+            return {}
+        rows = self._pool.read(
+            "SELECT m.id, p.content FROM json_each(?) j JOIN memories m ON m.id = j.value "
+            "JOIN memories p ON p.id = m.context_id",
+            (json.dumps(list(memory_ids)),),
+        )
+        return {str(r[0]): str(r[1]) for r in rows}
+
     def maintain_index(self, model_key: str) -> bool:
         model_row = self._pool.read("SELECT id FROM embedding_models WHERE key = ?", (model_key,))
         if not model_row:
@@ -120,7 +152,8 @@ class SqliteStore(Store):
         if query.search:
             joins = " JOIN memory_fts ON memory_fts.rowid = m.seq"
             where += " AND memory_fts MATCH ?"
-            params.append(fts_all_last_prefix(query.search))
+            # List search reads the words as written (prefixes), never stems or context.
+            params.append(f"{{terms}} : ({fts_all_last_prefix(query.search)})")
         if query.session_id is not None:
             where += " AND m.session_id = ?"
             params.append(query.session_id)
@@ -138,9 +171,9 @@ class SqliteStore(Store):
         order = {
             "recent": "m.created_at DESC, m.seq DESC",
             "stale": "m.recall_count ASC, m.last_recalled_at ASC, m.created_at ASC, m.seq ASC",
-            "relevance": "bm25(memory_fts), m.created_at DESC, m.seq DESC",
+            "relevance": f"{LIST_BM25}, m.created_at DESC, m.seq DESC",
         }[query.sort]
-        score = "-bm25(memory_fts)" if query.search else "NULL"
+        score = f"-{LIST_BM25}" if query.search else "NULL"
         total = self._pool.read(f"SELECT count(*) FROM memories m{joins}{where}", params)[0][0]
         rows = self._pool.read(
             f"SELECT {COLUMNS}, {score} FROM memories m{joins}{where} ORDER BY {order} "
@@ -190,6 +223,18 @@ class SqliteStore(Store):
             if row is None:
                 return
             seq = row[0]
+            # Memories that took this one as context forget it (their keyword context and
+            # mixed vector); the re-embedder makes their vector again from their own text.
+            dependants = "SELECT seq FROM memories WHERE context_id = ?"
+            conn.execute(
+                f"UPDATE memory_fts SET context = '' WHERE rowid IN ({dependants})", (memory_id,)
+            )
+            conn.execute(f"DELETE FROM vector_index WHERE seq IN ({dependants})", (memory_id,))
+            conn.execute(
+                "UPDATE memories SET context_id = NULL, embedding = NULL, embedding_model = NULL"
+                " WHERE context_id = ?",
+                (memory_id,),
+            )
             conn.execute("DELETE FROM memory_fts WHERE rowid = ?", (seq,))
             conn.execute("DELETE FROM vector_index WHERE seq = ?", (seq,))
             conn.execute("DELETE FROM memories WHERE seq = ?", (seq,))

@@ -8,8 +8,12 @@ session; a retrieved memory counts for every turn it stands for. Metrics against
 `evidence` turn ids: recall@k (share of evidence turns retrieved), hit@k (any), MRR (first
 evidence turn within the deepest k). Categories 1-4 form "overall"; 5 (adversarial) is
 reported separately and in "all 1-5". QA items whose evidence names no turn are skipped.
+Conversations 1-5 (the half recall was tuned on) and 6-10 (the held-back check) are also
+reported apart. `--ablate LEVER` turns one part of the default ranking off for the whole run
+(see ABLATIONS), for the ablation table in docs/benchmarks.md.
 
     python benchmarks/benchmark_locomo.py --data ../shared/data/locomo10.json
+    python benchmarks/benchmark_locomo.py --ablate stemming
 """
 
 from __future__ import annotations
@@ -58,6 +62,42 @@ MODES = {
 }
 
 
+ABLATIONS = {
+    "none": "the default ranking",
+    "score-fusion": "reciprocal rank fusion instead of score fusion (recall_fusion=rrf)",
+    "stemming": "keyword side without stemming (words must match as written)",
+    "keyword-context": "no context words in the keyword index",
+    "dense-context": "vectors without the context memory mixed in",
+    "context": "no save-time context at all (save_context_minutes=0)",
+}
+HALVES = ((1, 5, "tune"), (6, 10, "check"))
+
+
+def ablate(lever: str) -> dict[str, Any]:
+    """Switch one lever off for this process; returns config overrides it needs.
+
+    Levers without a setting of their own are switched off by replacing the function or
+    constant that applies them (the benchmark's process only, before the store is made).
+    """
+    if lever == "score-fusion":
+        return {"recall_fusion": "rrf"}
+    if lever == "context":
+        return {"save_context_minutes": 0}
+    if lever == "stemming":
+        from tinycontext.domain import text
+
+        text.stem = lambda word: word  # type: ignore[assignment]
+    elif lever == "keyword-context":
+        from tinycontext.adapters import sqlite_search
+
+        sqlite_search.RECALL_BM25 = "bm25(memory_fts, 0.0, 1.0, 0.0)"
+    elif lever == "dense-context":
+        from tinycontext import saving
+
+        saving.mix_context = lambda own, context, weight=0.0: own  # type: ignore[assignment]
+    return {}
+
+
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(
         description="TinyContext on LoCoMo turn retrieval (no LLM): recall@k, hit@k and MRR "
@@ -74,6 +114,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     )
     parser.add_argument("--no-ablations", action="store_true",
                         help="skip the dense-only and BM25-only retriever ablations")
+    parser.add_argument("--ablate", choices=list(ABLATIONS), default="none",
+                        help="turn one lever of the default ranking off: "
+                        + "; ".join(f"{k}: {v}" for k, v in ABLATIONS.items()))
     add_common_arguments(parser)
     args = parser.parse_args(argv)
     args.ks = sorted({int(k) for k in args.ks.split(",") if k.strip()})
@@ -102,11 +145,14 @@ def ingest(service: Any, conv: LocomoConversation, progress: Progress,
     return {"covers": covers, "skipped": skipped}
 
 
-def groups_of(category: int) -> list[str]:
+def groups_of(category: int, conversation: int) -> list[str]:
+    """The report rows a question counts in (conversation numbered from 1)."""
     name = f"{category} {LOCOMO_CATEGORIES.get(category, 'unknown')}"
+    half = next(f"{label} {lo}-{hi}" for lo, hi, label in HALVES if lo <= conversation <= hi) \
+        if conversation <= HALVES[-1][1] else "conversations 11+"
     if category in (1, 2, 3, 4):
-        return ["overall (1-4)", name, "all (1-5)"]
-    return [name, "all (1-5)"]
+        return ["overall (1-4)", name, "all (1-5)", f"{half}: overall (1-4)", f"{half}: all (1-5)"]
+    return [name, "all (1-5)", f"{half}: all (1-5)"]
 
 
 def score(ranked: list[list[str]], gold: tuple[str, ...], k: int, deepest: int,
@@ -135,8 +181,9 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     budget_returned: list[int] = []
     latencies: list[float] = []
     ingest_seconds = 0.0
+    overrides = {**ablate(args.ablate), **settings(args)}
     with throwaway_dir("locomo") as folder:
-        service = make_service(folder / "memories.db", args.model, **settings(args))
+        service = make_service(folder / "memories.db", args.model, **overrides)
         for number, conv in enumerate(conversations, start=1):
             started = time.perf_counter()
             saved = ingest(service, conv, progress, args.render == "dated")
@@ -180,10 +227,13 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                         for k in args.ks:
                             score(ranked, qa.evidence, k, deepest, per_mode[mode])
                 for mode, metrics in per_mode.items():
-                    boards[mode].add(groups_of(qa.category), metrics)
+                    boards[mode].add(groups_of(qa.category, number), metrics)
                 progress.tick(f"{conv.sample_id}: {stats['qa_scored']:,} questions scored")
         service.close()
-    order = ["overall (1-4)"] + [f"{c} {n}" for c, n in LOCOMO_CATEGORIES.items()] + ["all (1-5)"]
+    halves = [f"{label} {lo}-{hi}: {group}" for lo, hi, label in HALVES
+              for group in ("overall (1-4)", "all (1-5)")]
+    order = ["overall (1-4)"] + [f"{c} {n}" for c, n in LOCOMO_CATEGORIES.items()] \
+        + ["all (1-5)"] + halves
     results: dict[str, Any] = {"stats": stats, "modes": {}}
     for mode, board in boards.items():
         results["modes"][mode] = {
@@ -203,7 +253,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
 def report(results: dict[str, Any], args: argparse.Namespace) -> None:
     s = results["stats"]
     ks = args.ks
-    print(f"TinyContext on LoCoMo turn retrieval, model {args.model} ({args.data.name})")
+    print(f"TinyContext on LoCoMo turn retrieval, model {args.model} ({args.data.name}), "
+          f"ablation: {args.ablate} ({ABLATIONS[args.ablate]})")
     print(f"Machine: {machine_line(machine_info())}")
     print(f"{s['conversations']} conversations, {s['turns']:,} turns -> {s['stored']:,} memories "
           f"({s['skipped_duplicates']} skipped as duplicates, credited to what they duplicate); "

@@ -12,6 +12,8 @@ import re
 import unicodedata
 from functools import lru_cache
 
+from .stemming import stem
+
 _WORD = re.compile(r"[^\W_]+(?:[.'’-][^\W_]+)*", re.UNICODE)
 _SPLIT_WORD = re.compile(r"[^\W_]+", re.UNICODE)
 
@@ -122,3 +124,28 @@ def informative_tokens(text: str) -> frozenset[str]:
         tokens.update(_SPLIT_WORD.findall(word))
     tokens.discard("")
     return frozenset(tokens)
+
+
+def fold(word: str) -> str:
+    """Case and accent folding as FTS5's unicode61 tokenizer with remove_diacritics 2 does."""
+    decomposed = unicodedata.normalize("NFKD", word)
+    return "".join(c for c in decomposed if not unicodedata.combining(c)).casefold()
+
+
+def stemmed_terms(text: str) -> str:
+    """The words of a text, folded then stemmed, space-separated: what the recall side of the
+    keyword index holds (the listing side keeps the words as written, for prefixes)."""
+    words = _SPLIT_WORD.findall(searchable_text(unicodedata.normalize("NFKC", text)))
+    return " ".join(stem(fold(w)) for w in words)
+
+
+def stem_groups(groups: list[list[str]]) -> list[list[str]]:
+    """Query groups with every word folded and stemmed, duplicates removed (order kept)."""
+    seen: set[tuple[str, ...]] = set()
+    out: list[list[str]] = []
+    for group in groups:
+        key = tuple(stem(fold(t)) for t in group)
+        if key not in seen:
+            seen.add(key)
+            out.append(list(key))
+    return out

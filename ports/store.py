@@ -14,10 +14,16 @@ from .embedder import Vector
 
 @dataclass(frozen=True, slots=True)
 class NewMemory:
-    """A memory to insert, with its vector and the key of the model that made it."""
+    """A memory to insert, with its vector and the key of the model that made it.
+
+    `context_id`/`context`: the memory saved just before it in its session, whose words the
+    keyword index holds beside the memory's own (at a lower weight) for recall.
+    """
 
     memory: Memory
     vector: Vector | None
+    context_id: str | None = None
+    context: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,7 +58,7 @@ class Store(Protocol):
     """Every read of ranked or scoped data is bounded: no method returns the whole store.
 
     Ties are broken by newer first, then id. Dense search only sees vectors made by
-    `model_key`. Twelve methods, but one cohesive job: splitting them would only scatter
+    `model_key`. Sixteen methods, but one cohesive job: splitting them would only scatter
     the transactions that must stay atomic (supersede, delete with chain repair).
     """
 
@@ -67,7 +73,18 @@ class Store(Protocol):
     def keyword_search(
         self, groups: Sequence[Sequence[str]], scope: Scope, limit: int
     ) -> list[Scored]:
-        """Live memories in scope matching ANY group (a group is a phrase), best BM25 first."""
+        """Live memories in scope matching ANY group (a group is a phrase), best BM25 first.
+
+        Words match by stem (domain.text.stemmed_terms), in the memory's own text (weight 1)
+        or its save-time context (weight domain.context.KEYWORD_CONTEXT_WEIGHT)."""
+        ...
+
+    def latest(self, scope: Scope) -> Memory | None:
+        """The newest live memory in scope (`exact` scopes: None means no session)."""
+        ...
+
+    def contexts(self, memory_ids: Sequence[str]) -> dict[str, str]:
+        """The content of each given memory's save-time context memory, where it has one."""
         ...
 
     def nearest(self, vector: Vector, model_key: str, scope: Scope, limit: int) -> list[Scored]:
@@ -92,7 +109,11 @@ class Store(Protocol):
         ...
 
     def delete(self, memory_id: str, predecessor_id: str | None, successor_id: str | None) -> None:
-        """Remove a memory for good; re-point `predecessor_id` at `successor_id` (None = live)."""
+        """Remove a memory for good; re-point `predecessor_id` at `successor_id` (None = live).
+
+        Memories that had it as context lose that context: their keyword context is cleared
+        and their vector dropped, so nothing of the deleted text stays (the re-embedder
+        makes their vector again without it)."""
         ...
 
     def pending_embeddings(self, model_key: str, limit: int) -> list[Memory]:

@@ -7,14 +7,15 @@ import math
 import threading
 import unicodedata
 from array import array
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
+from tinycontext.domain.context import KEYWORD_CONTEXT_WEIGHT
 from tinycontext.domain.errors import MemoryAlreadySupersededError
 from tinycontext.domain.listing import ListQuery
 from tinycontext.domain.memory import Memory, format_timestamp, ref_of
-from tinycontext.domain.text import keyword_groups, searchable_text
+from tinycontext.domain.text import keyword_groups, searchable_text, stem_groups, stemmed_terms
 from tinycontext.ports.clock import Clock
 from tinycontext.ports.embedder import Embedder, Vector
 from tinycontext.ports.store import NewMemory, Page, Scope, Scored, Store
@@ -85,6 +86,7 @@ class InMemoryStore(Store):
         self._sessions: set[str] = set()
         self._seq = 0
         self._lock = threading.RLock()
+        self._context: dict[str, tuple[str, str]] = {}  # id -> (context id, context text)
 
     def _live(self, scope: Scope) -> list[tuple[int, Memory, Vector | None]]:
         out = []
@@ -109,6 +111,8 @@ class InMemoryStore(Store):
                 if item.vector is None:
                     memory = replace(memory, embedding_model=None)
                 self._rows[memory.id] = (self._seq, memory, item.vector)
+                if item.context_id is not None:
+                    self._context[memory.id] = (item.context_id, item.context or "")
                 if memory.session_id is not None:
                     self._sessions.add(memory.session_id)
 
@@ -122,9 +126,10 @@ class InMemoryStore(Store):
         return [_fold(t) for g in keyword_groups(searchable_text(memory.content)) for t in g]
 
     def _bm25(
-        self, groups: Sequence[Sequence[str]], docs: list[Memory], prefix_last: bool = False
+        self, groups: Sequence[Sequence[str]], docs: list[Memory], prefix_last: bool = False,
+        field: Callable[[Memory], list[str]] | None = None,
     ) -> dict[str, float]:
-        tokenised = {m.id: self._tokens(m) for m in docs}
+        tokenised = {m.id: (field or self._tokens)(m) for m in docs}
         groups = [[_fold(t) for t in g] for g in groups]
         n = len(docs) or 1
         avg = sum(len(t) for t in tokenised.values()) / n or 1.0
@@ -145,7 +150,12 @@ class InMemoryStore(Store):
     ) -> list[Scored]:
         with self._lock:
             docs = [m for _, m, _ in self._live(scope)]
-            scores = self._bm25([g for g in groups if g], docs)
+            stemmed = stem_groups([list(g) for g in groups if g])
+            scores = self._bm25(stemmed, docs, field=lambda m: stemmed_terms(m.content).split())
+            context = self._bm25(stemmed, docs, field=lambda m: stemmed_terms(
+                self._context.get(m.id, ("", ""))[1]).split())
+            for mid, value in context.items():
+                scores[mid] = scores.get(mid, 0.0) + KEYWORD_CONTEXT_WEIGHT * value
             by_id = {m.id: m for m in docs}
             ordered = sorted(
                 scores.items(), key=lambda kv: (-kv[1], _desc(by_id[kv[0]].created_at), kv[0])
@@ -161,6 +171,20 @@ class InMemoryStore(Store):
             ]
             hits.sort(key=lambda s: (-s.score, _desc(s.memory.created_at), s.memory.id))
             return hits[:limit]
+
+    def latest(self, scope: Scope) -> Memory | None:
+        with self._lock:
+            live = self._live(scope)
+            return max(live, key=lambda r: (r[1].created_at, r[0]))[1] if live else None
+
+    def contexts(self, memory_ids: Sequence[str]) -> dict[str, str]:
+        with self._lock:
+            out = {}
+            for mid in memory_ids:
+                context_id = self._context.get(mid, (None, ""))[0]
+                if context_id in self._rows:
+                    out[mid] = self._rows[context_id][1].content
+            return out
 
     def browse(self, query: ListQuery) -> Page:
         with self._lock:
@@ -216,6 +240,12 @@ class InMemoryStore(Store):
         with self._lock:
             if self._rows.pop(memory_id, None) is None:
                 return
+            self._context.pop(memory_id, None)
+            for mid, (context_id, _) in list(self._context.items()):
+                if context_id == memory_id:  # dependants forget it, vector included
+                    del self._context[mid]
+                    seq, m, _ = self._rows[mid]
+                    self._rows[mid] = (seq, replace(m, embedding_model=None), None)
             for mid, (seq, m, v) in list(self._rows.items()):
                 if m.supersedes == memory_id:
                     self._rows[mid] = (seq, replace(m, supersedes=predecessor_id), v)

@@ -10,10 +10,11 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from tinycontext.domain.context import DEFAULT_WINDOW_MINUTES
 from tinycontext.domain.errors import InvalidRequestError
 
 APP_NAME = "tinycontext"
@@ -64,6 +65,9 @@ class TinyContextConfig(BaseModel):
     recall_dense_weight: float = Field(default=0.5, gt=0.0, le=1.0)
     recall_rrf_k: int = Field(default=60, ge=1)
     recall_access_weight: float = Field(default=0.0, ge=0.0)
+    recall_fusion: Literal["score", "rrf"] = "score"
+    recall_keyword_weight: float = Field(default=0.35, ge=0.0, le=1.0)
+    save_context_minutes: int = Field(default=DEFAULT_WINDOW_MINUTES, ge=0, le=10_080)
     dense_query_prefix: str = ""
     dense_document_prefix: str = ""
     dedup_similarity_threshold: float = Field(default=0.95, gt=0.0, le=1.0)

@@ -76,7 +76,8 @@ def semantic_recall(
     ]
     weights = FusionWeights(
         service.config.recall_dense_weight, service.config.recall_rrf_k,
-        service.config.recall_access_weight,
+        service.config.recall_access_weight, service.config.recall_fusion,
+        service.config.recall_keyword_weight,
     )
     with service._stage("rank"):
         ranked = rank(candidates, weights, service.config.recall_rrf_cutoff, limit=k)

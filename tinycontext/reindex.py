@@ -15,8 +15,11 @@ from collections.abc import Callable
 from contextlib import AbstractContextManager, nullcontext
 
 from tinycontext.ports.clock import Clock
-from tinycontext.ports.embedder import Embedder
+from tinycontext.domain.memory import Memory
+from tinycontext.ports.embedder import Embedder, Vector
 from tinycontext.ports.store import Store
+
+from .vectors import mix_context
 
 log = logging.getLogger("tinycontext.reindex")
 MAINTENANCE_INTERVAL = 5.0
@@ -33,7 +36,9 @@ class Reindexer:
         batch_size: int,
         background: bool = True,
         stage: Callable[[], AbstractContextManager[None]] = nullcontext,
+        with_context: bool = False,
     ) -> None:
+        self._with_context = with_context
         self._stage = stage
         self._store, self._embedder, self._clock = store, embedder, clock
         self._key, self._document_text = model_key, document_text
@@ -86,6 +91,8 @@ class Reindexer:
                 self.running = False
                 return 0
             vectors = self._embedder.embed([self._document_text(m.content) for m in batch])
+            if self._with_context:
+                vectors = self._with_contexts(batch, vectors)
             self._store.set_embeddings(
                 [(m.id, v) for m, v in zip(batch, vectors, strict=True)], self._key
             )
@@ -96,6 +103,24 @@ class Reindexer:
             # the ETA honest (from the start, 20,000 memories showed ~300 s; they took 41 s).
             self._rate_base = (time.monotonic(), self.done)
         return len(batch)
+
+    def _with_contexts(self, batch: list[Memory], vectors: list[Vector]) -> list[Vector]:
+        """Mix each memory's save-time context into its vector, as saving does."""
+        contexts = self._store.contexts([m.id for m in batch])
+        if not contexts:
+            return vectors
+        order = [m.id for m in batch if m.id in contexts]
+        extra = self._embedder.embed([self._document_text(contexts[i]) for i in order])
+        mixed = dict(zip(order, extra, strict=True))
+        return [
+            mix_context(v, mixed[m.id]) if m.id in mixed else v
+            for m, v in zip(batch, vectors, strict=True)
+        ]
+
+    def kick(self) -> None:
+        """Start the worker now (a write left rows without a vector)."""
+        with self._lock:
+            self._start_worker()
 
     def run_until_done(self) -> int:
         """Re-embed everything pending in the calling thread (tests, `doctor --reindex`)."""

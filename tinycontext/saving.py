@@ -6,11 +6,20 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from tinycontext import native
 from tinycontext.domain.dedup import Neighbour, judge
 from tinycontext.domain.errors import InvalidRequestError, TinyContextError
-from tinycontext.domain.memory import PROFILE, Memory, MemoryInput, check_kind, clean_content
+from tinycontext.domain.context import within_window
+from tinycontext.domain.memory import (
+    EPISODIC,
+    PROFILE,
+    Memory,
+    MemoryInput,
+    check_kind,
+    clean_content,
+)
 from tinycontext.ports.store import NewMemory, Scope
+
+from .vectors import cosine, mix_context
 
 if TYPE_CHECKING:
     from .service import MemoryService
@@ -47,13 +56,6 @@ def _read_item(index: int, raw: object) -> tuple[str, str]:
         raise type(exc)(f"memories[{index}]: {exc.message}") from exc
 
 
-def cosine(a: bytes, b: bytes) -> float:
-    """Cosine of two unit float32 vectors (the embedder normalises them)."""
-    np = native.numpy()
-
-    return float(np.dot(np.frombuffer(a, dtype=np.float32), np.frombuffer(b, dtype=np.float32)))
-
-
 def _stored_neighbours(
     service: MemoryService, items: Sequence[tuple[str, str]], vectors: Sequence[bytes],
     session: str | None,
@@ -82,13 +84,38 @@ def _stored_neighbours(
     return look(range(middle)) + second.result()
 
 
+def _previous(
+    service: MemoryService, items: Sequence[tuple[str, str]], session: str | None, now: str
+) -> Memory | None:
+    """The stored memory that the call's first episodic item takes as context, if any."""
+    minutes = service.config.save_context_minutes
+    if minutes <= 0 or all(kind != EPISODIC for _, kind in items):
+        return None
+    latest = service.store.latest(Scope(EPISODIC, session, exact=True))
+    if latest is None or not within_window(latest.created_at, now, minutes):
+        return None
+    return latest
+
+
 def plan_saves(
     service: MemoryService, memories: Sequence[object], session: str | None, now: str
 ) -> SavePlan:
-    """Validate every item first (a bad item saves nothing), embed once, then dedup in order."""
+    """Validate every item first (a bad item saves nothing), embed once, then dedup in order.
+
+    With save-time context on, each episodic memory kept takes the one kept before it in the
+    call (the first: the newest stored one of its session within the window) as context; the
+    stored memory's text is embedded in the same batch. Dedup compares the texts' own vectors.
+    """
     items = [_read_item(i, raw) for i, raw in enumerate(memories)]
     config = service.config
-    vectors = service.embedder.embed([service._document_text(c) for c, _ in items])
+    previous = _previous(service, items, session, now)
+    texts = [service._document_text(c) for c, _ in items]
+    if previous is not None:
+        texts.append(service._document_text(previous.content))
+    vectors = service.embedder.embed(texts)
+    context: tuple[str, str, bytes] | None = None  # (id, content, own vector)
+    if previous is not None:
+        context = (previous.id, previous.content, vectors.pop())
     model_key = service.model_key
     stored = _stored_neighbours(service, items, vectors, session)
     plan = SavePlan()
@@ -120,7 +147,16 @@ def plan_saves(
             created_at=now, content_tokens=tokens, embedding_model=model_key,
         )
         kept.append((memory, vector))
-        plan.to_store.append(NewMemory(memory, vector))
+        if kind == EPISODIC and config.save_context_minutes > 0:
+            if context is None:
+                plan.to_store.append(NewMemory(memory, vector))
+            else:
+                plan.to_store.append(NewMemory(
+                    memory, mix_context(vector, context[2]), context[0], context[1]
+                ))
+            context = (memory.id, content, vector)
+        else:
+            plan.to_store.append(NewMemory(memory, vector))
         entry: dict[str, Any] = {
             "index": index, "id": memory.id, "ref": memory.ref, "session_id": scope_session,
             "kind": kind, "content_tokens": tokens, "created_at": now,

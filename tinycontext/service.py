@@ -40,6 +40,7 @@ from tinycontext.rendering import MEMORY_FRAME, NEEDS_ESCAPE, escape
 from .recalling import profile_pool, recent_recall, semantic_recall
 from .reindex import Reindexer
 from .saving import plan_saves
+from .vectors import CONTEXT_KEY
 
 T = TypeVar("T")
 MAX_ITEMS_PER_SAVE = 1000
@@ -78,6 +79,7 @@ class MemoryService:
             store, embedder, clock, self.model_key, self._document_text,
             self.config.embedding_batch_size, background=background,
             stage=lambda: self._stage("reindex"),
+            with_context=self.config.save_context_minutes > 0,
         )
 
     # -- shared helpers ------------------------------------------------------------------
@@ -92,12 +94,15 @@ class MemoryService:
 
     @property
     def model_key(self) -> str:
-        """The embedder's key plus the document prefix: a change of either re-embeds."""
+        """The embedder's key plus the document prefix and whether vectors carry save-time
+        context: a change of any re-embeds."""
+        key = self.embedder.model_key
         prefix = self.config.dense_document_prefix
-        if not prefix:
-            return self.embedder.model_key
-        digest = hashlib.sha256(prefix.encode()).hexdigest()[:8]
-        return f"{self.embedder.model_key}+doc:{digest}"
+        if prefix:
+            key += f"+doc:{hashlib.sha256(prefix.encode()).hexdigest()[:8]}"
+        if self.config.save_context_minutes > 0:
+            key += CONTEXT_KEY
+        return key
 
     def _document_text(self, content: str) -> str:
         return self.config.dense_document_prefix + content
@@ -287,6 +292,8 @@ class MemoryService:
             predecessor = found[0] if found else None
         plan = plan_deletion(target, predecessor)
         self.store.delete(plan.target_id, plan.predecessor_id, plan.successor_id)
+        # Memories that had it as context lost their vector: make it again right away.
+        self.reindexer.kick()
         result: dict[str, Any] = {"id": target.id, "ref": target.ref, "deleted": True}
         if plan.predecessor_id and plan.successor_id is None:
             result["restored"] = {"id": plan.predecessor_id, "ref": ref_of(plan.predecessor_id)}

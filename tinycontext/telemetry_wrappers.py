@@ -122,6 +122,14 @@ class TracedStore(Store):
             **{"tinycontext.store.limit": limit},
         )
 
+    def latest(self, scope: Scope) -> Memory | None:
+        return self._run("latest", lambda: self.inner.latest(scope))  # type: ignore[no-any-return]
+
+    def contexts(self, memory_ids: Sequence[str]) -> dict[str, str]:
+        return self._run(  # type: ignore[no-any-return]
+            "contexts", lambda: self.inner.contexts(memory_ids), **{ITEMS: len(memory_ids)}
+        )
+
     def browse(self, query: ListQuery) -> Page:
         return self._run("browse", lambda: self.inner.browse(query))  # type: ignore[no-any-return]
 

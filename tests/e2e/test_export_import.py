@@ -54,7 +54,7 @@ def test_export_has_every_field_and_superseded_versions(source: MemoryService) -
     rows = _export(source)
     assert len(rows) == 5 and all(set(r) == FIELDS for r in rows)
     assert sum(1 for r in rows if r["superseded_by"]) == 1
-    assert all(r["embedding_model"] == "hash-64" and r["embedding"] for r in rows)
+    assert all(r["embedding_model"] == source.model_key and r["embedding"] for r in rows)
     assert any(r["recall_count"] == 1 and r["last_recalled_at"] for r in rows)
     atlas = _export(source, session_id="atlas")
     assert {r["session_id"] for r in atlas} == {"atlas"} and len(atlas) == 3
@@ -81,7 +81,7 @@ def test_import_re_embeds_when_the_model_differs(source: MemoryService, tmp_path
     target = _service(tmp_path / "other-model.db", key="another-model")
     report = import_jsonl(target, lines, batch_size=2)
     assert report.reembedded == 5 == report.imported
-    assert {r["embedding_model"] for r in _export(target)} == {"another-model"}
+    assert {r["embedding_model"] for r in _export(target)} == {target.model_key}
     assert target.recall_memories("Go", "borealis")["memories"][0]["scores"]["dense"] is not None
 
 

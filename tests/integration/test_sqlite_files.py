@@ -16,6 +16,7 @@ from tinycontext.adapters.sqlite_schema import MIGRATIONS, SCHEMA_VERSION
 from tinycontext.adapters.sqlite_store import SqliteStore
 from tinycontext.config import TinyContextConfig
 from tinycontext.container import build_service
+from tinycontext.domain.text import recall_terms
 from tinycontext.ports.store import Scope
 
 pytestmark = pytest.mark.skipif(os.name != "posix", reason="POSIX permissions")
@@ -114,7 +115,7 @@ def test_reindex_survives_restart(db_path: Path) -> None:
     second.reindexer.ensure_started()
     assert second.reindexer.total == 6
     assert second.reindexer.run_until_done() == 6
-    assert second.store.count_pending_embeddings("model-b") == 0
+    assert second.store.count_pending_embeddings(second.model_key) == 0
     second.close()
 
 
@@ -226,3 +227,34 @@ def test_connections_are_bounded_per_store(sqlite_service, db_path: Path) -> Non
     assert errors == []
     opened = len(sqlite_service.store._pool._all)
     assert 1 <= opened <= MAX_CONNECTIONS
+
+
+def test_upgrade_to_v6_fills_stems_and_save_time_context(db_path: Path) -> None:
+    db_path.parent.mkdir()
+    conn = sqlite_driver.sqlite_module().connect(str(db_path))
+    for statement in MIGRATIONS[0]:
+        conn.execute(statement)
+    rows = [  # (id, content, created_at): the second follows the first within the window
+        ("aaaaaaaa-1111-4111-8111-111111111111", "Melanie signed up for a pottery class.",
+         "2026-01-01T08:00:00Z"),
+        ("bbbbbbbb-2222-4222-8222-222222222222", "It starts next Tuesday at the community hall.",
+         "2026-01-01T08:10:00Z"),
+        ("cccccccc-3333-4333-8333-333333333333", "The office closes at six.",
+         "2026-01-03T08:00:00Z"),
+    ]
+    for seq, (mid, content, created) in enumerate(rows, start=1):
+        conn.execute(
+            "INSERT INTO memories(seq, id, ref, content, kind, session_id, created_at,"
+            " content_tokens) VALUES (?,?,?,?,?,?,?,?)",
+            (seq, mid, mid.replace("-", "")[:12], content, "episodic", "ops", created, 6),
+        )
+        conn.execute("INSERT INTO memory_fts(rowid, terms) VALUES (?, ?)", (seq, content))
+    conn.execute("PRAGMA user_version = 1")
+    conn.commit()
+    conn.close()
+    store = SqliteStore(db_path)
+    first, second, third = (r[0] for r in rows)
+    assert store.contexts([first, second, third]) == {second: rows[0][1]}
+    hits = store.keyword_search(recall_terms("pottery classes"), Scope("episodic", "ops"), 10)
+    assert [h.memory.id for h in hits] == [first, second]  # by stem; then through context
+    store.close()

@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from tinycontext.adapters import sqlite_ivf, sqlite_mirror, sqlite_search
+from tinycontext.adapters.sqlite_schema import SCHEMA_VERSION
 from tinycontext.adapters.sqlite_store import SqliteStore
 from tinycontext.domain.memory import Memory
 from tinycontext.ports.store import NewMemory, Scope
@@ -214,13 +215,15 @@ def test_a_version_4_store_gets_codes_and_the_log(tmp_path: Path) -> None:
     conn.execute("DROP TRIGGER vector_log_prune")
     conn.execute("DROP TABLE vector_log")
     conn.execute("ALTER TABLE vector_index DROP COLUMN codes")
+    conn.execute("DROP INDEX memories_context")  # and what version 6 added
+    conn.execute("ALTER TABLE memories DROP COLUMN context_id")
     conn.execute("PRAGMA user_version = 4")
     store.close()
 
     upgraded = SqliteStore(path)
     assert _ids(upgraded, vectors[77])[0] == _memory(77).id and _mirrored(upgraded)
     check = upgraded._pool._open()
-    assert check.execute("PRAGMA user_version").fetchone()[0] == 5
+    assert check.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
     assert check.execute(
         "SELECT count(*) FROM vector_index v JOIN memories m ON m.seq = v.seq "
         "WHERE v.codes = vec_quantize_int8(m.embedding, 'unit')").fetchone()[0] == 120

@@ -91,6 +91,8 @@ def test_a_turn_skipped_as_duplicate_credits_the_memory_it_duplicates(tmp_path: 
     assert recall_at_k(ranked, conv.qas[0].evidence, 1) == 1.0
 
 
-def test_category_groups() -> None:
-    assert groups_of(2) == ["overall (1-4)", "2 temporal", "all (1-5)"]
-    assert groups_of(5) == ["5 adversarial", "all (1-5)"]
+def test_category_and_half_groups() -> None:
+    assert groups_of(2, 1) == ["overall (1-4)", "2 temporal", "all (1-5)",
+                               "tune 1-5: overall (1-4)", "tune 1-5: all (1-5)"]
+    assert groups_of(5, 6) == ["5 adversarial", "all (1-5)", "check 6-10: all (1-5)"]
+    assert groups_of(4, 11)[-1] == "conversations 11+: all (1-5)"

@@ -1,4 +1,4 @@
-"""recall_access_weight > 0: the access list ranks candidates by recall_count."""
+"""recall_access_weight > 0 under rank fusion: the access list ranks candidates by recall_count."""
 
 from __future__ import annotations
 
@@ -18,7 +18,8 @@ HIGH_ID = "ffffffff-0000-4000-8000-000000000002"
 def build(make, access: float, first_id: str, second_id: str):
     ids = iter([first_id, second_id])
     svc = make(embedder=TableEmbedder(SIMS), new_id=lambda: next(ids),
-               recall_access_weight=access)
+               recall_access_weight=access, recall_fusion="rrf",
+               save_context_minutes=0)
     save(svc, SHORT, LONG)  # SHORT first, so LONG adds tokens and is kept (similar_to)
     return svc
 

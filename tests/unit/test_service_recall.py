@@ -107,7 +107,15 @@ def test_lone_unrelated_memory_is_low(svc):
     save(svc, "Lunch is at noon.")
     [hit] = svc.recall_memories("quantum chromodynamics")["memories"]
     assert hit["rank"] == 1 and hit["relevance"] == "low"
-    assert hit["scores"]["bm25"] is None and hit["scores"]["rrf"] == 0.5
+    # Score fusion: no keyword match and a non-positive cosine leave nothing to fuse.
+    assert hit["scores"]["bm25"] is None and hit["scores"]["rrf"] == 0.0
+
+
+def test_lone_unrelated_memory_under_rank_fusion_scores_half(make):
+    svc = make(recall_fusion="rrf")
+    save(svc, "Lunch is at noon.")
+    [hit] = svc.recall_memories("quantum chromodynamics")["memories"]
+    assert hit["relevance"] == "low" and hit["scores"]["rrf"] == 0.5
 
 
 def test_semantic_recall_counts_and_get_does_not(svc, clock):

@@ -134,9 +134,10 @@ def test_saves_embed_the_batch_once(svc):
     assert embedder.calls == before + 1
 
 
-def test_document_prefix_changes_the_model_key(make):
-    assert make().model_key == "hash-64"
-    prefixed = make(dense_document_prefix="passage: ")
+def test_document_prefix_and_context_change_the_model_key(make):
+    assert make(save_context_minutes=0).model_key == "hash-64"
+    assert make().model_key == "hash-64+ctx1"
+    prefixed = make(dense_document_prefix="passage: ", save_context_minutes=0)
     assert prefixed.model_key.startswith("hash-64+doc:") and prefixed.model_key != "hash-64"
 
 
