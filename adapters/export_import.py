@@ -196,24 +196,31 @@ def import_jsonl(
 
 
 def _store_batch(service: Any, batch: list[tuple[Memory, bytes | None]]) -> int:
-    """Insert one batch atomically, re-embedding what the current model did not make."""
+    """Insert one batch atomically, re-embedding what the current model did not make.
+
+    Token bits (late interaction) are not part of an export: with late interaction on, every
+    memory of the batch is run through the model for them, keeping the vectors that match."""
     key, dims = service.model_key, service.embedder.dimensions
     stale = [
         i for i, (m, v) in enumerate(batch)
         if v is None or m.embedding_model != key or len(v) != 4 * dims
     ]
     vectors = [v for _, v in batch]
-    if stale:
-        prefix = service.config.dense_document_prefix
-        made = service.embedder.embed([prefix + batch[i][0].content for i in stale])
-        for i, vector in zip(stale, made, strict=True):
-            vectors[i] = vector
+    bits: list[bytes | None] = [None] * len(batch)
+    stale_set = set(stale)
+    todo = list(range(len(batch))) if service.late_interaction else stale
+    if todo:
+        made = service.embed_documents([batch[i][0].content for i in todo])
+        for i, (vector, tokens) in zip(todo, made, strict=True):
+            bits[i] = tokens
+            if i in stale_set:
+                vectors[i] = vector
     items = [
         NewMemory(
             replace(m, content_tokens=service.tokenizer.count(m.content), embedding_model=key),
-            vector,
+            vector, tokens=tokens,
         )
-        for (m, _), vector in zip(batch, vectors, strict=True)
+        for (m, _), vector, tokens in zip(batch, vectors, bits, strict=True)
     ]
     service.store.add(items)
     return len(stale)

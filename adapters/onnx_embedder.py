@@ -14,7 +14,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from tinycontext import native
-from tinycontext.ports.embedder import Embedder, Vector
+from tinycontext.ports.embedder import Vector
+from tinycontext.ports.token_embedder import TokenEmbedder, TokenRows
+
+from .onnx_tokens import content_token_rows
 
 if TYPE_CHECKING:
     np = native.numpy()
@@ -78,7 +81,7 @@ def default_intra_op_threads() -> int:
     return min(DEFAULT_MAX_INTRA_OP_THREADS, usable_cores())
 
 
-class OnnxEmbedder(Embedder):
+class OnnxEmbedder(TokenEmbedder):
     """Embeds texts with an ONNX sentence-embedding model; vectors are L2-normalised float32."""
 
     def __init__(
@@ -133,6 +136,23 @@ class OnnxEmbedder(Embedder):
         return self._tokenizer
 
     def embed(self, texts: Sequence[str]) -> list[Vector]:
+        return [vector for vector, _ in self._embed(texts, None)]
+
+    @property
+    def has_tokens(self) -> bool:
+        return self._spec.pooling != "none"
+
+    def embed_with_tokens(
+        self, texts: Sequence[str], drop_stopwords: bool
+    ) -> list[tuple[Vector, TokenRows]]:
+        if not self.has_tokens:
+            raise ValueError(f"model {self._spec.key} pools inside: it has no token states")
+        return self._embed(texts, drop_stopwords)
+
+    def _embed(
+        self, texts: Sequence[str], drop_stopwords: bool | None
+    ) -> list[tuple[Vector, TokenRows]]:
+        """Vectors (and, unless drop_stopwords is None, content token rows) per text."""
         if isinstance(texts, str):
             raise TypeError("embed() takes a sequence of texts, not a single string")
         if not texts:
@@ -145,21 +165,25 @@ class OnnxEmbedder(Embedder):
         # Shortest first so each batch pads to a similar length; the order is restored below.
         order = sorted(range(len(texts)), key=lengths.__getitem__)
         out = np.empty((len(texts), self._spec.dimensions), dtype=np.float32)
+        tokens: list[TokenRows] = [b""] * len(texts)
+        want = None if drop_stopwords is None else (tokens, drop_stopwords)
         # Dealt out in turn, each share holds texts of every length: the runs finish together.
         shares = [order[i :: self._parallel_runs] for i in range(self._parallel_runs)]
         shares = [share for share in shares if share]
-        others = [self._helper_pool().submit(self._embed_share, share, encodings, lengths, out)
+        others = [self._helper_pool().submit(self._embed_share, share, encodings, lengths, out,
+                                             want)
                   for share in shares[1:]]
         try:
-            self._embed_share(shares[0], encodings, lengths, out)
+            self._embed_share(shares[0], encodings, lengths, out, want)
         finally:
             for other in others:  # every run has finished (or failed) before out is read
                 other.result()
         little_endian = out.astype("<f4", copy=False)
-        return [row.tobytes() for row in little_endian]
+        return [(row.tobytes(), rows) for row, rows in zip(little_endian, tokens, strict=True)]
 
     def _embed_share(
-        self, order: list[int], encodings: list[Any], lengths: list[int], out: Any
+        self, order: list[int], encodings: list[Any], lengths: list[int], out: Any,
+        want: tuple[list[TokenRows], bool] | None = None,
     ) -> None:
         """Embeds texts `order` (sorted by length) into their rows of `out`, run by run."""
         start = 0
@@ -168,7 +192,13 @@ class OnnxEmbedder(Embedder):
             widest = max(lengths[order[end - 1]], 1)  # sorted: the last of the slice is longest
             end = min(end, start + max(1, MAX_BATCH_TOKENS // widest))
             chunk = order[start:end]
-            out[chunk] = self._run([encodings[i] for i in chunk])
+            pooled, states = self._run([encodings[i] for i in chunk])
+            out[chunk] = pooled
+            if want is not None:
+                for row, i in enumerate(chunk):
+                    want[0][i] = content_token_rows(
+                        states[row, : lengths[i]], encodings[i].tokens, want[1]
+                    )
             start = end
 
     def _helper_pool(self) -> ThreadPoolExecutor:
@@ -179,7 +209,8 @@ class OnnxEmbedder(Embedder):
                 )
             return self._helpers
 
-    def _run(self, encodings: list[Any]) -> npt.NDArray[np.float32]:
+    def _run(self, encodings: list[Any]) -> tuple[npt.NDArray[np.float32], Any]:
+        """Pooled unit vectors and the raw token states of one run."""
         np = native.numpy()
 
         width = max(len(e.ids) for e in encodings)
@@ -207,7 +238,7 @@ class OnnxEmbedder(Embedder):
             )
         norms = np.linalg.norm(pooled, axis=1, keepdims=True)
         result: npt.NDArray[np.float32] = (pooled / np.maximum(norms, 1e-12)).astype(np.float32)
-        return result
+        return result, states
 
     def _create_session(self) -> Any:
         spec = self._spec

@@ -106,6 +106,9 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
         f"""CREATE INDEX memories_context ON {SCHEMA}.memories (tenant, context_id)
             WHERE context_id IS NOT NULL""",
         f"ALTER TABLE {SCHEMA}.memory_terms ADD COLUMN recall tsvector",
+        # Late interaction: sign bits of the memory's content-token vectors.
+        f"ALTER TABLE {SCHEMA}.memories ADD COLUMN token_bits bytea",
+        f"ALTER TABLE {SCHEMA}.memories ALTER COLUMN token_bits SET STORAGE EXTERNAL",
         f"CREATE INDEX memory_terms_recall ON {SCHEMA}.memory_terms USING gin (recall)",
     ),
 )

@@ -8,7 +8,7 @@ wall. Nothing connects until the first operation.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -93,7 +93,7 @@ class PostgresStore(Store):
                 m.superseded_at, m.supersedes,
                 None if vector is None else vector_text(vector),
                 None if vector is None else len(vector) // 4,
-                None if vector is None else m.embedding_model, item.context_id,
+                None if vector is None else m.embedding_model, item.context_id, item.tokens,
             ))
             terms.append((
                 tsvector_literal(m.content, self._tag),
@@ -102,8 +102,8 @@ class PostgresStore(Store):
         cur.executemany(
             f"INSERT INTO {MEMORIES} (tenant, id, ref, content, kind, session_id, created_at, "
             "content_tokens, recall_count, last_recalled_at, superseded_by, superseded_at, "
-            "supersedes, embedding, dims, embedding_model, context_id) "
-            "VALUES (%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s::vector,%s,%s,%s)",
+            "supersedes, embedding, dims, embedding_model, context_id, token_bits) "
+            "VALUES (%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s::vector,%s,%s,%s,%s)",
             rows,
         )
         cur.executemany(
@@ -174,6 +174,17 @@ class PostgresStore(Store):
             (self.tenant, list(memory_ids)),
         )
         return {str(r[0]): str(r[1]) for r in rows}
+
+    def token_bits(self, memory_ids: Sequence[str]) -> dict[str, tuple[bytes, bytes | None]]:
+        if not memory_ids:
+            return {}
+        rows = self._pool.read(
+            f"SELECT m.id, m.token_bits, p.token_bits FROM {MEMORIES} m LEFT JOIN {MEMORIES} p "
+            "ON p.tenant = m.tenant AND p.id = m.context_id "
+            "WHERE m.tenant = %s AND m.id = ANY(%s) AND m.token_bits IS NOT NULL",
+            (self.tenant, list(memory_ids)),
+        )
+        return {str(r[0]): (bytes(r[1]), None if r[2] is None else bytes(r[2])) for r in rows}
 
     def _has_dense_index(self, dims: int) -> bool:
         found = self._pool.read(
@@ -346,18 +357,22 @@ class PostgresStore(Store):
             (self.tenant, model_key),
         )[0][0])
 
-    def set_embeddings(self, vectors: Sequence[tuple[str, Vector]], model_key: str) -> None:
+    def set_embeddings(
+        self, vectors: Sequence[tuple[str, Vector]], model_key: str,
+        tokens: Mapping[str, bytes] | None = None,
+    ) -> None:
         if not vectors:
             return
         self._dense_index([v for _, v in vectors])
         ordered = sorted(vectors)
+        bits = tokens or {}
 
         def update(cur: Any) -> None:
             cur.executemany(
-                f"UPDATE {MEMORIES} SET embedding = %s::vector, dims = %s, embedding_model = %s "
-                "WHERE tenant = %s AND id = %s",
-                [(vector_text(v), len(v) // 4, model_key, self.tenant, memory_id)
-                 for memory_id, v in ordered],
+                f"UPDATE {MEMORIES} SET embedding = %s::vector, dims = %s, embedding_model = %s, "
+                "token_bits = coalesce(%s, token_bits) WHERE tenant = %s AND id = %s",
+                [(vector_text(v), len(v) // 4, model_key, bits.get(memory_id), self.tenant,
+                  memory_id) for memory_id, v in ordered],
             )
 
         self._write(update)

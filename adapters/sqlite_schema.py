@@ -7,7 +7,8 @@ Version 3 added the IVF cells (sqlite_ivf.py); version 4 made the sign-bit index
 version 5 added int8 codes and the change log that the in-memory mirror (sqlite_mirror.py)
 follows. Version 6 added save-time context (`memories.context_id`) and rebuilt the keyword
 index with three columns: `terms` (the words as written, for list search and its prefixes),
-`stems` (stemmed words, for recall) and `context` (the stemmed words of the context memory).
+`stems` (stemmed words, for recall) and `context` (the stemmed words of the context memory),
+and `memory_tokens`, the token sign bits that late interaction rescores with.
 Existing memories get as context the memory saved before them in their session, within the
 default window; it needs the `tinycontext_stems` SQL function (sqlite_connection.py).
 """
@@ -138,6 +139,9 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
         "JOIN memory_fts f ON f.rowid = m.seq LEFT JOIN memories p ON p.id = m.context_id",
         "DROP TABLE memory_fts",
         "ALTER TABLE memory_fts_v6 RENAME TO memory_fts",
+        # Late interaction: sign bits of each memory's content-token vectors (48 bytes a
+        # token at 384 dimensions). Memories saved before get them from the re-embedder.
+        "CREATE TABLE IF NOT EXISTS memory_tokens (seq INTEGER PRIMARY KEY, bits BLOB NOT NULL)",
     ),
 )
 

@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -15,6 +14,7 @@ from tinycontext.domain.text import searchable_text, stemmed_terms
 from tinycontext.ports.embedder import Vector
 from tinycontext.ports.store import NewMemory, Page, Scope, Scored, Store
 
+from . import sqlite_context
 from .sqlite_connection import ConnectionPool
 from .sqlite_ivf import IvfIndex
 from .sqlite_search import (
@@ -23,9 +23,7 @@ from .sqlite_search import (
     fts_all_last_prefix,
     memory_from_row,
     padded,
-    scope_sql,
 )
-
 
 LIST_BM25 = "bm25(memory_fts, 1.0, 0.0, 0.0)"  # list search ranks by the words as written
 
@@ -84,6 +82,8 @@ class SqliteStore(Store):
             (seq, searchable_text(m.content), stemmed_terms(m.content),
              stemmed_terms(item.context) if item.context else ""),
         )
+        if item.tokens is not None:
+            conn.execute("INSERT INTO memory_tokens(seq, bits) VALUES (?, ?)", (seq, item.tokens))
         if item.vector is not None and m.superseded_by is None:
             self._index_vector(conn, seq, m, item.vector)
         if m.session_id is not None:
@@ -111,23 +111,13 @@ class SqliteStore(Store):
         return self._search.nearest(vector, model_key, scope, limit)
 
     def latest(self, scope: Scope) -> Memory | None:
-        where, params = scope_sql(scope, "m")
-        rows = self._pool.read(
-            f"SELECT {COLUMNS} FROM memories m WHERE m.superseded_by IS NULL{where} "
-            "ORDER BY m.created_at DESC, m.seq DESC LIMIT 1",
-            params,
-        )
-        return memory_from_row(rows[0]) if rows else None
+        return sqlite_context.latest(self._pool, scope)
 
     def contexts(self, memory_ids: Sequence[str]) -> dict[str, str]:
-        if not memory_ids:
-            return {}
-        rows = self._pool.read(
-            "SELECT m.id, p.content FROM json_each(?) j JOIN memories m ON m.id = j.value "
-            "JOIN memories p ON p.id = m.context_id",
-            (json.dumps(list(memory_ids)),),
-        )
-        return {str(r[0]): str(r[1]) for r in rows}
+        return sqlite_context.contexts(self._pool, memory_ids)
+
+    def token_bits(self, memory_ids: Sequence[str]) -> dict[str, tuple[bytes, bytes | None]]:
+        return sqlite_context.token_bits(self._pool, memory_ids)
 
     def maintain_index(self, model_key: str) -> bool:
         model_row = self._pool.read("SELECT id FROM embedding_models WHERE key = ?", (model_key,))
@@ -223,19 +213,9 @@ class SqliteStore(Store):
             if row is None:
                 return
             seq = row[0]
-            # Memories that took this one as context forget it (their keyword context and
-            # mixed vector); the re-embedder makes their vector again from their own text.
-            dependants = "SELECT seq FROM memories WHERE context_id = ?"
-            conn.execute(
-                f"UPDATE memory_fts SET context = '' WHERE rowid IN ({dependants})", (memory_id,)
-            )
-            conn.execute(f"DELETE FROM vector_index WHERE seq IN ({dependants})", (memory_id,))
-            conn.execute(
-                "UPDATE memories SET context_id = NULL, embedding = NULL, embedding_model = NULL"
-                " WHERE context_id = ?",
-                (memory_id,),
-            )
+            sqlite_context.forget(conn, memory_id)
             conn.execute("DELETE FROM memory_fts WHERE rowid = ?", (seq,))
+            conn.execute("DELETE FROM memory_tokens WHERE seq = ?", (seq,))
             conn.execute("DELETE FROM vector_index WHERE seq = ?", (seq,))
             conn.execute("DELETE FROM memories WHERE seq = ?", (seq,))
             # A newer version that pointed back at the deleted one now points past it.
@@ -283,9 +263,18 @@ class SqliteStore(Store):
             )[0][0]
         )
 
-    def set_embeddings(self, vectors: Sequence[tuple[str, Vector]], model_key: str) -> None:
+    def set_embeddings(
+        self, vectors: Sequence[tuple[str, Vector]], model_key: str,
+        tokens: Mapping[str, bytes] | None = None,
+    ) -> None:
         with self._pool.write() as conn:
             for memory_id, vector in vectors:
+                if tokens and memory_id in tokens:
+                    conn.execute(
+                        "INSERT OR REPLACE INTO memory_tokens(seq, bits) "
+                        "SELECT seq, ? FROM memories WHERE id = ?",
+                        (tokens[memory_id], memory_id),
+                    )
                 conn.execute(
                     "UPDATE memories SET embedding = ?, embedding_model = ? WHERE id = ?",
                     (vector, model_key, memory_id),

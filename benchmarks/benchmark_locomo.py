@@ -69,6 +69,7 @@ ABLATIONS = {
     "keyword-context": "no context words in the keyword index",
     "dense-context": "vectors without the context memory mixed in",
     "context": "no save-time context at all (save_context_minutes=0)",
+    "late-interaction": "no token-level rescoring (recall_late_interaction=false)",
 }
 HALVES = ((1, 5, "tune"), (6, 10, "check"))
 
@@ -83,6 +84,8 @@ def ablate(lever: str) -> dict[str, Any]:
         return {"recall_fusion": "rrf"}
     if lever == "context":
         return {"save_context_minutes": 0}
+    if lever == "late-interaction":
+        return {"recall_late_interaction": False}
     if lever == "stemming":
         from tinycontext.domain import text
 

@@ -1,11 +1,13 @@
 """Write throughput, recall latency, dense-search fidelity, cold start, memory and import time.
 
 One throwaway store grows through the checkpoints (default 100 ... 100,000 memories), saved in
-batches of 32 synthetic memories. At each checkpoint: recall latency p50/p95/p99 through the
-service (query embedding included), and recall@10 of the store's dense retriever against an
-exact brute-force cosine over every stored vector. After the largest checkpoint a fresh process
-opens the store and answers a recall (cold start), then keeps recalling; its peak RSS is the
-memory figure. `import tinycontext` is timed in fresh interpreters.
+batches of 32 memories: by default conversational texts of 15-40 words written by a word
+chain learnt from the local LoCoMo file, asked LoCoMo's questions (benchmarks/realistic.py);
+`--text synthetic` uses the templated facts of benchmarks/synthetic.py instead. At each
+checkpoint: recall latency p50/p95/p99 through the service (query embedding included), and
+recall@10 of the store's dense retriever against an exact brute-force cosine over every stored
+vector. After the largest checkpoint a fresh process opens the store and answers a recall
+(cold start), then keeps recalling; its peak RSS is the memory figure. `import tinycontext` is timed in fresh interpreters.
 
     python benchmarks/benchmark_speed.py                       # full run (~10 min at 100k)
     python benchmarks/benchmark_speed.py --sizes 100,1000      # quick run
@@ -44,6 +46,7 @@ from benchmarks.metrics import mean, percentile  # noqa: E402
 from benchmarks.synthetic import memory_texts, questions, take  # noqa: E402
 
 DEFAULT_SIZES = "100,1000,5000,20000,100000"
+DEFAULT_DATA = Path(__file__).resolve().parent.parent.parent / "shared" / "data" / "locomo10.json"
 
 # Runs in a fresh interpreter: what a user's first recall on an existing store costs.
 COLD_START = r"""
@@ -116,9 +119,30 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         help="recalls the cold-start process makes after its first answer (peak RSS after them)",
     )
     parser.add_argument("--import-runs", type=int, default=7, help="fresh interpreters timed")
-    parser.add_argument("--seed", type=int, default=7, help="seed of the synthetic memories")
+    parser.add_argument("--seed", type=int, default=7, help="seed of the generated memories")
+    parser.add_argument(
+        "--text", choices=("realistic", "synthetic"), default="realistic",
+        help="memory texts: conversational 15-40 word texts with LoCoMo's vocabulary "
+        "(default; needs --data) or the templated synthetic facts",
+    )
+    parser.add_argument("--data", type=Path, default=DEFAULT_DATA,
+                        help=f"LoCoMo file for --text realistic (default {DEFAULT_DATA})")
     add_common_arguments(parser)
-    return parser.parse_args(argv)
+    args = parser.parse_args(argv)
+    if args.text == "realistic" and not args.data.is_file():
+        parser.error(f"LoCoMo data not found at {args.data}: pass --data PATH, or "
+                     "--text synthetic to use the templated texts")
+    return args
+
+
+def text_source(args: argparse.Namespace) -> tuple[Any, Any]:
+    """(memory_texts(seed), questions(n, seed)) of the chosen kind of text."""
+    if args.text == "synthetic":
+        return memory_texts, questions
+    from benchmarks.realistic import RealisticText
+
+    source = RealisticText(args.data)
+    return source.memory_texts, source.questions
 
 
 def import_times(runs: int) -> dict[str, dict[str, float]]:
@@ -185,8 +209,9 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     warn_if_busy(progress)
     progress(f"timing `import tinycontext` in {args.import_runs} fresh interpreters")
     imports = import_times(args.import_runs)
-    queries = questions(args.queries + args.warmup, seed=args.seed + 1)
-    stream = memory_texts(args.seed)
+    texts_of, questions_of = text_source(args)
+    queries = questions_of(args.queries + args.warmup, seed=args.seed + 1)
+    stream = texts_of(args.seed)
     checkpoints: list[dict[str, Any]] = []
     with throwaway_dir("speed") as folder:
         db = folder / "memories.db"
@@ -198,7 +223,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         service.tokenizer.count("load the vocabulary before timing")
         service.store.count_pending_embeddings(service.model_key)
         # The ceiling for writes: the embedder alone on the same kind of batches.
-        sample = take(memory_texts(args.seed + 999), 20 * args.batch_size)
+        sample = take(texts_of(args.seed + 999), 20 * args.batch_size)
         started, cpu = time.perf_counter(), cpu_seconds()
         for start in range(0, len(sample), args.batch_size):
             recorder.inner.embed(sample[start : start + args.batch_size])

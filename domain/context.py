@@ -18,6 +18,9 @@ KEYWORD_CONTEXT_WEIGHT = 0.3
 # identical text still scores >= 0.979 against the mixed vector, above the 0.95 dedup line.
 DENSE_CONTEXT_WEIGHT = 0.2
 DEFAULT_WINDOW_MINUTES = 60
+# Late interaction: a query token may also match a token of the memory's context memory, at
+# this share of its similarity.
+CONTEXT_TOKEN_WEIGHT = 0.5
 
 
 def within_window(previous: str, now: str, minutes: int) -> bool:

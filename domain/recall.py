@@ -4,7 +4,7 @@ relevance labels, token budget."""
 from __future__ import annotations
 
 import heapq
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 HIGH, MEDIUM, LOW = "high", "medium", "low"
@@ -16,6 +16,11 @@ HIGH_MIN_DENSE, MEDIUM_MIN_DENSE = 0.50, 0.30
 MAX_POOL = 1000
 SCORE, RRF = "score", "rrf"
 FUSIONS = (SCORE, RRF)
+# Late interaction (score fusion only): the best LATE_DEPTH fused candidates are rescored by
+# adding LATE_WEIGHT x their MaxSim relative to the best MaxSim among them. Tuned on LoCoMo
+# conversations 1-5, checked on 6-10 (docs/benchmarks.md).
+LATE_DEPTH = 100
+LATE_WEIGHT = 1.5
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,14 +77,18 @@ def fused_score(candidate: Candidate, weights: FusionWeights) -> float:
     return score / weights.best_possible
 
 
-def score_fusion(candidates: Sequence[Candidate], weights: FusionWeights) -> list[float]:
+def score_fusion(
+    candidates: Sequence[Candidate], weights: FusionWeights,
+    late: Mapping[str, float] | None = None,
+) -> list[float]:
     """Per-query normalised score fusion, relative to the query's best candidate (0..1).
 
     fused = keyword x bm25 / best bm25 of the pool + (1 - keyword) x cosine. Unlike rank
     fusion, a strong keyword match keeps its margin instead of being averaged with a weak
     dense rank (LoCoMo: RRF 48 R@5 against 54 for its own BM25 side). A candidate the dense
     pool missed gets the pool's lowest cosine (its own is at most that); one the keyword pool
-    missed gets 0. An access rank adds `access x (k + 1) / (k + rank)`.
+    missed gets 0. An access rank adds `access x (k + 1) / (k + rank)`. `late` (MaxSim
+    scores of the shortlisted candidates) adds LATE_WEIGHT x late / best late to each of them.
     """
     best_bm25 = max((c.bm25 for c in candidates if c.bm25 is not None), default=0.0)
     floor = min((c.dense for c in candidates if c.dense is not None), default=0.0)
@@ -91,6 +100,12 @@ def score_fusion(candidates: Sequence[Candidate], weights: FusionWeights) -> lis
         if c.access_rank is not None and weights.access > 0:
             value += weights.access * (weights.k + 1) / (weights.k + c.access_rank)
         raw.append(value)
+    best_late = max(late.values(), default=0.0) if late else 0.0
+    if late and best_late > 0:
+        raw = [
+            v + LATE_WEIGHT * max(late.get(c.memory_id, 0.0), 0.0) / best_late
+            for v, c in zip(raw, candidates, strict=True)
+        ]
     top = max(raw, default=0.0)
     return [max(v, 0.0) / top if top > 0 else 0.0 for v in raw]
 
@@ -110,11 +125,12 @@ def rank(
     weights: FusionWeights,
     cutoff: float = 0.0,
     limit: int | None = None,
+    late: Mapping[str, float] | None = None,
 ) -> list[Ranked]:
     """Fuse, drop under the cutoff, order by (fused, dense, bm25) then newer first, then id;
-    the first `limit` of that order when a limit is given."""
+    the first `limit` of that order when a limit is given. `late`: see score_fusion."""
     if weights.method == SCORE:
-        scored = list(zip(score_fusion(candidates, weights), candidates, strict=True))
+        scored = list(zip(score_fusion(candidates, weights, late), candidates, strict=True))
     else:
         scored = [(fused_score(c, weights), c) for c in candidates]
     kept = [(s, c) for s, c in scored if s >= cutoff]

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
@@ -24,6 +24,8 @@ class NewMemory:
     vector: Vector | None
     context_id: str | None = None
     context: str | None = None
+    tokens: bytes | None = None
+    """Sign bits of the memory's content-token vectors, for late interaction (packed rows)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,7 +60,7 @@ class Store(Protocol):
     """Every read of ranked or scoped data is bounded: no method returns the whole store.
 
     Ties are broken by newer first, then id. Dense search only sees vectors made by
-    `model_key`. Sixteen methods, but one cohesive job: splitting them would only scatter
+    `model_key`. Seventeen methods, but one cohesive job: splitting them would only scatter
     the transactions that must stay atomic (supersede, delete with chain repair).
     """
 
@@ -85,6 +87,10 @@ class Store(Protocol):
 
     def contexts(self, memory_ids: Sequence[str]) -> dict[str, str]:
         """The content of each given memory's save-time context memory, where it has one."""
+        ...
+
+    def token_bits(self, memory_ids: Sequence[str]) -> dict[str, tuple[bytes, bytes | None]]:
+        """For each given memory that has token bits: its own and its context memory's."""
         ...
 
     def nearest(self, vector: Vector, model_key: str, scope: Scope, limit: int) -> list[Scored]:
@@ -124,8 +130,12 @@ class Store(Protocol):
         """How many memories `pending_embeddings` would eventually return."""
         ...
 
-    def set_embeddings(self, vectors: Sequence[tuple[str, Vector]], model_key: str) -> None:
-        """Store re-made vectors by memory id (ids deleted meanwhile are ignored)."""
+    def set_embeddings(
+        self, vectors: Sequence[tuple[str, Vector]], model_key: str,
+        tokens: Mapping[str, bytes] | None = None,
+    ) -> None:
+        """Store re-made vectors (and token bits) by memory id (ids deleted meanwhile are
+        ignored)."""
         ...
 
     def export_page(

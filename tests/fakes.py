@@ -7,7 +7,7 @@ import math
 import threading
 import unicodedata
 from array import array
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
@@ -15,10 +15,17 @@ from tinycontext.domain.context import KEYWORD_CONTEXT_WEIGHT
 from tinycontext.domain.errors import MemoryAlreadySupersededError
 from tinycontext.domain.listing import ListQuery
 from tinycontext.domain.memory import Memory, format_timestamp, ref_of
-from tinycontext.domain.text import keyword_groups, searchable_text, stem_groups, stemmed_terms
+from tinycontext.domain.text import (
+    STOPWORDS,
+    keyword_groups,
+    searchable_text,
+    stem_groups,
+    stemmed_terms,
+)
 from tinycontext.ports.clock import Clock
-from tinycontext.ports.embedder import Embedder, Vector
+from tinycontext.ports.embedder import Vector
 from tinycontext.ports.store import NewMemory, Page, Scope, Scored, Store
+from tinycontext.ports.token_embedder import MAX_TOKEN_ROWS, TokenEmbedder, TokenRows
 from tinycontext.ports.tokenizer import Tokenizer
 
 
@@ -44,8 +51,11 @@ class WordTokenizer(Tokenizer):
         return len(text.split())
 
 
-class HashEmbedder(Embedder):
-    """Bag of hashed words: texts sharing words are close, unrelated ones near orthogonal."""
+class HashEmbedder(TokenEmbedder):
+    """Bag of hashed words: texts sharing words are close, unrelated ones near orthogonal.
+
+    Token rows: one per word, a pseudo-random +-1 pattern of the word (so equal words match
+    exactly, other words near 0, also after sign quantisation)."""
 
     def __init__(self, dimensions: int = 64, key: str = "hash-64") -> None:
         self._dimensions, self._key = dimensions, key
@@ -72,6 +82,32 @@ class HashEmbedder(Embedder):
         self.calls += 1
         return [self._one(t) for t in texts]
 
+    @property
+    def has_tokens(self) -> bool:
+        return True
+
+    def _word_row(self, word: str) -> list[float]:
+        bits: list[int] = []
+        counter = 0
+        while len(bits) < self._dimensions:
+            digest = hashlib.sha256(f"{word}/{counter}".encode()).digest()
+            bits += [(byte >> k) & 1 for byte in digest for k in range(8)]
+            counter += 1
+        scale = 1.0 / math.sqrt(self._dimensions)
+        return [scale if b else -scale for b in bits[: self._dimensions]]
+
+    def embed_with_tokens(
+        self, texts: Sequence[str], drop_stopwords: bool
+    ) -> list[tuple[Vector, TokenRows]]:
+        self.calls += 1
+        out = []
+        for text in texts:
+            words = [w for g in keyword_groups(text) for w in g]
+            kept = [w for w in words if not (drop_stopwords and w in STOPWORDS)]
+            rows = [self._word_row(w) for w in (kept or words[:1] or ["\u2205"])[:MAX_TOKEN_ROWS]]
+            out.append((self._one(text), array("f", [v for r in rows for v in r]).tobytes()))
+        return out
+
 
 def _cosine(a: Vector, b: Vector) -> float:
     x, y = array("f", a), array("f", b)
@@ -87,6 +123,7 @@ class InMemoryStore(Store):
         self._seq = 0
         self._lock = threading.RLock()
         self._context: dict[str, tuple[str, str]] = {}  # id -> (context id, context text)
+        self._token_bits: dict[str, bytes] = {}
 
     def _live(self, scope: Scope) -> list[tuple[int, Memory, Vector | None]]:
         out = []
@@ -113,6 +150,8 @@ class InMemoryStore(Store):
                 self._rows[memory.id] = (self._seq, memory, item.vector)
                 if item.context_id is not None:
                     self._context[memory.id] = (item.context_id, item.context or "")
+                if item.tokens is not None:
+                    self._token_bits[memory.id] = item.tokens
                 if memory.session_id is not None:
                     self._sessions.add(memory.session_id)
 
@@ -186,6 +225,15 @@ class InMemoryStore(Store):
                     out[mid] = self._rows[context_id][1].content
             return out
 
+    def token_bits(self, memory_ids: Sequence[str]) -> dict[str, tuple[bytes, bytes | None]]:
+        with self._lock:
+            out: dict[str, tuple[bytes, bytes | None]] = {}
+            for mid in memory_ids:
+                if mid in self._token_bits and mid in self._rows:
+                    context_id = self._context.get(mid, ("", ""))[0]
+                    out[mid] = (self._token_bits[mid], self._token_bits.get(context_id))
+            return out
+
     def browse(self, query: ListQuery) -> Page:
         with self._lock:
             rows = [
@@ -241,6 +289,7 @@ class InMemoryStore(Store):
             if self._rows.pop(memory_id, None) is None:
                 return
             self._context.pop(memory_id, None)
+            self._token_bits.pop(memory_id, None)
             for mid, (context_id, _) in list(self._context.items()):
                 if context_id == memory_id:  # dependants forget it, vector included
                     del self._context[mid]
@@ -270,10 +319,15 @@ class InMemoryStore(Store):
         with self._lock:
             return sum(1 for _, m, _ in self._rows.values() if m.embedding_model != model_key)
 
-    def set_embeddings(self, vectors: Sequence[tuple[str, Vector]], model_key: str) -> None:
+    def set_embeddings(
+        self, vectors: Sequence[tuple[str, Vector]], model_key: str,
+        tokens: Mapping[str, bytes] | None = None,
+    ) -> None:
         with self._lock:
             for mid, vector in vectors:
                 if mid in self._rows:
+                    if tokens and mid in tokens:
+                        self._token_bits[mid] = tokens[mid]
                     seq, m, _ = self._rows[mid]
                     self._rows[mid] = (seq, replace(m, embedding_model=model_key), vector)
 

@@ -68,6 +68,7 @@ class TinyContextConfig(BaseModel):
     recall_fusion: Literal["score", "rrf"] = "score"
     recall_keyword_weight: float = Field(default=0.35, ge=0.0, le=1.0)
     save_context_minutes: int = Field(default=DEFAULT_WINDOW_MINUTES, ge=0, le=10_080)
+    recall_late_interaction: bool = True
     dense_query_prefix: str = ""
     dense_document_prefix: str = ""
     dedup_similarity_threshold: float = Field(default=0.95, gt=0.0, le=1.0)

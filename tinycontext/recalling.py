@@ -6,9 +6,18 @@ from typing import TYPE_CHECKING, Any
 
 from tinycontext.domain import listing
 from tinycontext.domain.memory import EPISODIC, PROFILE, Memory
-from tinycontext.domain.recall import Candidate, FusionWeights, budget_walk, candidate_pool, rank
+from tinycontext.domain.recall import (
+    LATE_DEPTH,
+    Candidate,
+    FusionWeights,
+    budget_walk,
+    candidate_pool,
+    rank,
+)
 from tinycontext.domain.text import recall_terms
 from tinycontext.ports.store import Scope
+
+from .vectors import maxsim
 
 if TYPE_CHECKING:
     from .service import MemoryService
@@ -46,7 +55,12 @@ def semantic_recall(
     # the GIL: SQLite and onnxruntime work in C).
     terms = recall_terms(query)
     keyword = service.background_call(service.store.keyword_search, terms, scope, pool)
-    vector = service.embedder.embed([service.config.dense_query_prefix + query])[0]
+    text = service.config.dense_query_prefix + query
+    query_tokens = b""
+    if service.late_interaction:  # the token states come from the same model run
+        [(vector, query_tokens)] = service.embedder.embed_with_tokens([text], False)  # type: ignore[attr-defined]
+    else:
+        vector = service.embedder.embed([text])[0]
     dense = service.store.nearest(vector, service.model_key, scope, pool)
     lexical = keyword.result()
     memories: dict[str, Memory] = {}
@@ -79,8 +93,14 @@ def semantic_recall(
         service.config.recall_access_weight, service.config.recall_fusion,
         service.config.recall_keyword_weight,
     )
+    late = None
+    if query_tokens:
+        with service._stage("late_interaction"):
+            shortlist = [r.memory_id for r in rank(candidates, weights, limit=LATE_DEPTH)]
+            late = maxsim(query_tokens, service.store.token_bits(shortlist),
+                          service.embedder.dimensions)
     with service._stage("rank"):
-        ranked = rank(candidates, weights, service.config.recall_rrf_cutoff, limit=k)
+        ranked = rank(candidates, weights, service.config.recall_rrf_cutoff, limit=k, late=late)
         cut = budget_walk([service._cost(memories[r.memory_id]) for r in ranked], budget)
     chosen = ranked[: cut.count]
     service.store.mark_recalled([r.memory_id for r in chosen], now)

@@ -11,11 +11,11 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager, nullcontext
 
-from tinycontext.ports.clock import Clock
 from tinycontext.domain.memory import Memory
+from tinycontext.ports.clock import Clock
 from tinycontext.ports.embedder import Embedder, Vector
 from tinycontext.ports.store import Store
 
@@ -32,7 +32,7 @@ class Reindexer:
         embedder: Embedder,
         clock: Clock,
         model_key: str,
-        document_text: Callable[[str], str],
+        embed_documents: Callable[[Sequence[str]], list[tuple[Vector, bytes | None]]],
         batch_size: int,
         background: bool = True,
         stage: Callable[[], AbstractContextManager[None]] = nullcontext,
@@ -41,7 +41,7 @@ class Reindexer:
         self._with_context = with_context
         self._stage = stage
         self._store, self._embedder, self._clock = store, embedder, clock
-        self._key, self._document_text = model_key, document_text
+        self._key, self._embed_documents = model_key, embed_documents
         self._batch = max(1, batch_size)
         self._background = background
         self._lock = threading.Lock()
@@ -90,11 +90,13 @@ class Reindexer:
             if not batch:
                 self.running = False
                 return 0
-            vectors = self._embedder.embed([self._document_text(m.content) for m in batch])
+            made = self._embed_documents([m.content for m in batch])
+            vectors = [v for v, _ in made]
             if self._with_context:
                 vectors = self._with_contexts(batch, vectors)
+            tokens = {m.id: bits for m, (_, bits) in zip(batch, made, strict=True) if bits}
             self._store.set_embeddings(
-                [(m.id, v) for m, v in zip(batch, vectors, strict=True)], self._key
+                [(m.id, v) for m, v in zip(batch, vectors, strict=True)], self._key, tokens
             )
         self.done += len(batch)
         self.total = max(self.total, self.done)
@@ -110,8 +112,8 @@ class Reindexer:
         if not contexts:
             return vectors
         order = [m.id for m in batch if m.id in contexts]
-        extra = self._embedder.embed([self._document_text(contexts[i]) for i in order])
-        mixed = dict(zip(order, extra, strict=True))
+        extra = self._embed_documents([contexts[i] for i in order])
+        mixed = {i: vector for i, (vector, _) in zip(order, extra, strict=True)}
         return [
             mix_context(v, mixed[m.id]) if m.id in mixed else v
             for m, v in zip(batch, vectors, strict=True)

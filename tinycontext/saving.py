@@ -6,9 +6,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from tinycontext.domain.context import within_window
 from tinycontext.domain.dedup import Neighbour, judge
 from tinycontext.domain.errors import InvalidRequestError, TinyContextError
-from tinycontext.domain.context import within_window
 from tinycontext.domain.memory import (
     EPISODIC,
     PROFILE,
@@ -109,10 +109,11 @@ def plan_saves(
     items = [_read_item(i, raw) for i, raw in enumerate(memories)]
     config = service.config
     previous = _previous(service, items, session, now)
-    texts = [service._document_text(c) for c, _ in items]
+    texts = [c for c, _ in items]
     if previous is not None:
-        texts.append(service._document_text(previous.content))
-    vectors = service.embedder.embed(texts)
+        texts.append(previous.content)
+    made = service.embed_documents(texts)
+    vectors = [v for v, _ in made]
     context: tuple[str, str, bytes] | None = None  # (id, content, own vector)
     if previous is not None:
         context = (previous.id, previous.content, vectors.pop())
@@ -147,16 +148,17 @@ def plan_saves(
             created_at=now, content_tokens=tokens, embedding_model=model_key,
         )
         kept.append((memory, vector))
+        bits = made[index][1]
         if kind == EPISODIC and config.save_context_minutes > 0:
             if context is None:
-                plan.to_store.append(NewMemory(memory, vector))
+                plan.to_store.append(NewMemory(memory, vector, tokens=bits))
             else:
                 plan.to_store.append(NewMemory(
-                    memory, mix_context(vector, context[2]), context[0], context[1]
+                    memory, mix_context(vector, context[2]), context[0], context[1], bits
                 ))
             context = (memory.id, content, vector)
         else:
-            plan.to_store.append(NewMemory(memory, vector))
+            plan.to_store.append(NewMemory(memory, vector, tokens=bits))
         entry: dict[str, Any] = {
             "index": index, "id": memory.id, "ref": memory.ref, "session_id": scope_session,
             "kind": kind, "content_tokens": tokens, "created_at": now,

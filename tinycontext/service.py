@@ -32,15 +32,16 @@ from tinycontext.domain.memory import (
     ref_of,
 )
 from tinycontext.ports.clock import Clock
-from tinycontext.ports.embedder import Embedder
+from tinycontext.ports.embedder import Embedder, Vector
 from tinycontext.ports.store import NewMemory, Store
+from tinycontext.ports.token_embedder import TokenEmbedder
 from tinycontext.ports.tokenizer import Tokenizer
 from tinycontext.rendering import MEMORY_FRAME, NEEDS_ESCAPE, escape
 
 from .recalling import profile_pool, recent_recall, semantic_recall
 from .reindex import Reindexer
 from .saving import plan_saves
-from .vectors import CONTEXT_KEY
+from .vectors import CONTEXT_KEY, TOKENS_KEY, token_bits
 
 T = TypeVar("T")
 MAX_ITEMS_PER_SAVE = 1000
@@ -76,7 +77,7 @@ class MemoryService:
         self._new_id = new_id
         self._frame_tokens: int | None = None
         self.reindexer = Reindexer(
-            store, embedder, clock, self.model_key, self._document_text,
+            store, embedder, clock, self.model_key, self.embed_documents,
             self.config.embedding_batch_size, background=background,
             stage=lambda: self._stage("reindex"),
             with_context=self.config.save_context_minutes > 0,
@@ -102,7 +103,29 @@ class MemoryService:
             key += f"+doc:{hashlib.sha256(prefix.encode()).hexdigest()[:8]}"
         if self.config.save_context_minutes > 0:
             key += CONTEXT_KEY
+        if self.late_interaction:
+            key += TOKENS_KEY
         return key
+
+    @property
+    def late_interaction(self) -> bool:
+        """Whether recall rescores with token vectors (on by default; needs a model that
+        exposes token states, which the default does)."""
+        return (
+            self.config.recall_late_interaction and self.config.recall_fusion == "score"
+            and isinstance(self.embedder, TokenEmbedder) and self.embedder.has_tokens
+        )
+
+    def embed_documents(self, texts: Sequence[str]) -> list[tuple[Vector, bytes | None]]:
+        """Vectors of memory texts and, with late interaction, their token sign bits."""
+        documents = [self._document_text(t) for t in texts]
+        if not self.late_interaction:
+            return [(v, None) for v in self.embedder.embed(documents)]
+        dims = self.embedder.dimensions
+        return [
+            (vector, token_bits(rows, dims))
+            for vector, rows in self.embedder.embed_with_tokens(documents, True)  # type: ignore[attr-defined]
+        ]
 
     def _document_text(self, content: str) -> str:
         return self.config.dense_document_prefix + content
@@ -267,14 +290,14 @@ class MemoryService:
         check_updatable(old)
         text = clean_content(content)
         tokens = self.tokenizer.count(text)
-        vector = self.embedder.embed([self._document_text(text)])[0]
+        [(vector, bits)] = self.embed_documents([text])
         now = self._now()
         new = Memory(
             id=self._new_id(), content=text, kind=old.kind, session_id=old.session_id,
             created_at=now, content_tokens=tokens, supersedes=old.id,
             embedding_model=self.model_key,
         )
-        self.store.supersede(old.id, NewMemory(new, vector), now)
+        self.store.supersede(old.id, NewMemory(new, vector, tokens=bits), now)
         result: dict[str, Any] = {
             "id": new.id, "ref": new.ref, "session_id": new.session_id, "kind": new.kind,
             "content_tokens": tokens, "created_at": now,

@@ -7,7 +7,7 @@ session ids, paths or exception messages (SPEC section 10).
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any
 
@@ -20,6 +20,7 @@ from tinycontext.domain.listing import SORTS, ListQuery
 from tinycontext.domain.memory import Memory
 from tinycontext.ports.embedder import Embedder, Vector
 from tinycontext.ports.store import NewMemory, Page, Scope, Scored, Store
+from tinycontext.ports.token_embedder import TokenEmbedder, TokenRows
 from tinycontext.service import MemoryService
 
 Base = MemoryService  # the untraced operations
@@ -130,6 +131,11 @@ class TracedStore(Store):
             "contexts", lambda: self.inner.contexts(memory_ids), **{ITEMS: len(memory_ids)}
         )
 
+    def token_bits(self, memory_ids: Sequence[str]) -> dict[str, tuple[bytes, bytes | None]]:
+        return self._run(  # type: ignore[no-any-return]
+            "token_bits", lambda: self.inner.token_bits(memory_ids), **{ITEMS: len(memory_ids)}
+        )
+
     def browse(self, query: ListQuery) -> Page:
         return self._run("browse", lambda: self.inner.browse(query))  # type: ignore[no-any-return]
 
@@ -156,8 +162,12 @@ class TracedStore(Store):
             "count_pending_embeddings", lambda: self.inner.count_pending_embeddings(model_key)
         )
 
-    def set_embeddings(self, vectors: Sequence[tuple[str, Vector]], model_key: str) -> None:
-        self._run("set_embeddings", lambda: self.inner.set_embeddings(vectors, model_key),
+    def set_embeddings(
+        self, vectors: Sequence[tuple[str, Vector]], model_key: str,
+        tokens: Mapping[str, bytes] | None = None,
+    ) -> None:
+        self._run("set_embeddings",
+                  lambda: self.inner.set_embeddings(vectors, model_key, tokens),
                   **{ITEMS: len(vectors)})
 
     def maintain_index(self, model_key: str) -> bool:
@@ -176,7 +186,7 @@ class TracedStore(Store):
         self.inner.close()
 
 
-class TracedEmbedder(Embedder):
+class TracedEmbedder(TokenEmbedder):
     """Each embed batch as a span `tinycontext.embed`."""
 
     def __init__(self, inner: Embedder) -> None:
@@ -198,6 +208,20 @@ class TracedEmbedder(Embedder):
                  "tinycontext.embed.text_count": len(texts)}
         with instruments().span("embed", attrs):
             return self.inner.embed(texts)
+
+    @property
+    def has_tokens(self) -> bool:
+        return isinstance(self.inner, TokenEmbedder) and self.inner.has_tokens
+
+    def embed_with_tokens(
+        self, texts: Sequence[str], drop_stopwords: bool
+    ) -> list[tuple[Vector, TokenRows]]:
+        if not isinstance(self.inner, TokenEmbedder):
+            raise TypeError("the wrapped embedder has no token states")
+        attrs = {OPERATION: "embeddings", MODEL: self.inner.model_key,
+                 "tinycontext.embed.text_count": len(texts)}
+        with instruments().span("embed", attrs):
+            return self.inner.embed_with_tokens(texts, drop_stopwords)
 
 
 class TracedMemoryService(MemoryService):

@@ -88,3 +88,34 @@ def test_related_texts_are_closer_than_unrelated(embedder):
                               "Quarterly revenue grew by eight percent."])
     dot = lambda x, y: sum(p * q for p, q in zip(floats(x), floats(y), strict=True))  # noqa: E731
     assert dot(a, b) > dot(a, c)
+
+
+# -- token rows (ports/token_embedder.py) -----------------------------------------------------
+def rows_of(blob: bytes, dims: int) -> list[list[float]]:
+    values = floats(blob)
+    assert len(values) % dims == 0
+    return [values[i : i + dims] for i in range(0, len(values), dims)]
+
+
+def test_token_rows_come_with_the_same_vectors(embedder):
+    from tinycontext.ports.token_embedder import MAX_TOKEN_ROWS, TokenEmbedder
+
+    assert isinstance(embedder, TokenEmbedder) and embedder.has_tokens
+    for drop in (True, False):
+        made = embedder.embed_with_tokens(TEXTS, drop)
+        assert [v for v, _ in made] == embedder.embed(TEXTS)
+        for _, blob in made:
+            rows = rows_of(blob, embedder.dimensions)
+            assert 1 <= len(rows) <= MAX_TOKEN_ROWS
+            assert all(abs(math.sqrt(sum(x * x for x in r)) - 1.0) < 1e-4 for r in rows)
+
+
+def test_stopwords_and_punctuation_are_dropped_from_memory_rows(embedder):
+    dims = embedder.dimensions
+    [(_, kept)] = embedder.embed_with_tokens(["The cat sat on the mat."], True)
+    [(_, everything)] = embedder.embed_with_tokens(["The cat sat on the mat."], False)
+    assert len(rows_of(kept, dims)) == 3  # cat, sat, mat
+    assert len(rows_of(everything, dims)) == 6  # the, cat, sat, on, the, mat
+    # Only stopwords: the first token stands in rather than nothing.
+    [(_, fallback)] = embedder.embed_with_tokens(["the of and"], True)
+    assert len(rows_of(fallback, dims)) == 1

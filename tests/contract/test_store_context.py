@@ -91,3 +91,17 @@ def test_deleting_a_context_memory_leaves_no_trace_in_its_dependants(store):
     store.set_embeddings([(reply.id, vec(reply.content))], KEY)
     [hit] = store.nearest(vec(reply.content), KEY, EPI, 5)
     assert hit.memory.id == reply.id
+
+
+def test_token_bits_name_each_memorys_own_and_its_contexts(store):
+    first, second, plain = (mem(n, f"fact {n}", created=day(1)) for n in (1, 2, 3))
+    store.add([replace(new(first), tokens=b"\x01" * 48),
+               replace(with_context(second, first), tokens=b"\x02" * 96),
+               new(plain)])  # saved without token bits
+    assert store.token_bits([first.id, second.id, plain.id, mid(9)]) == {
+        first.id: (b"\x01" * 48, None), second.id: (b"\x02" * 96, b"\x01" * 48)}
+    assert store.token_bits([]) == {}
+    store.set_embeddings([(plain.id, vec(plain.content))], KEY, {plain.id: b"\x03" * 48})
+    assert store.token_bits([plain.id]) == {plain.id: (b"\x03" * 48, None)}
+    store.delete(first.id, None, None)
+    assert store.token_bits([first.id, second.id]) == {second.id: (b"\x02" * 96, None)}

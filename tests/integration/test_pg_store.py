@@ -327,3 +327,32 @@ def test_doctor_checks_create_nothing(pg_database: str) -> None:
     with admin(pg_database) as conn:  # still nothing there
         assert not conn.execute(
             "SELECT 1 FROM pg_namespace WHERE nspname = 'tinycontext'").fetchone()
+
+
+def test_upgrade_to_v2_backfills_stems_and_context_per_tenant(pg_database: str) -> None:
+    from tinycontext.domain.text import recall_terms
+
+    first = mem(1, "Melanie signed up for a pottery class.", created="2026-01-01T08:00:00Z")
+    second = mem(2, "It starts next Tuesday at the community hall.",
+                 created="2026-01-01T08:10:00Z")
+    later = mem(3, "The office closes at six.", created="2026-01-03T08:00:00Z")
+    store, other = PostgresStore(pg_database), PostgresStore(pg_database, tenant="t2")
+    store.add([new(first), new(second), new(later)])
+    other.add([new(mem(4, "Pottery classes are full until May."))])
+    store.close()
+    other.close()
+    with admin(pg_database) as conn:  # back to what schema version 1 wrote
+        conn.execute("DROP INDEX tinycontext.memories_context")
+        conn.execute("DROP INDEX tinycontext.memory_terms_recall")
+        conn.execute("ALTER TABLE tinycontext.memories DROP COLUMN context_id, "
+                     "DROP COLUMN token_bits")
+        conn.execute("ALTER TABLE tinycontext.memory_terms DROP COLUMN recall")
+        conn.execute("DELETE FROM tinycontext.schema_version WHERE version > 1")
+    store, other = PostgresStore(pg_database), PostgresStore(pg_database, tenant="t2")
+    assert store.contexts([first.id, second.id, later.id]) == {second.id: first.content}
+    hits = store.keyword_search(recall_terms("pottery classes"), EPI, 10)
+    assert [h.memory.id for h in hits] == [first.id, second.id]  # by stem, then by context
+    assert [h.memory.id for h in other.keyword_search(recall_terms("pottery"), EPI, 10)] == [
+        mid(4)]
+    store.close()
+    other.close()

@@ -107,8 +107,8 @@ def test_lone_unrelated_memory_is_low(svc):
     save(svc, "Lunch is at noon.")
     [hit] = svc.recall_memories("quantum chromodynamics")["memories"]
     assert hit["rank"] == 1 and hit["relevance"] == "low"
-    # Score fusion: no keyword match and a non-positive cosine leave nothing to fuse.
-    assert hit["scores"]["bm25"] is None and hit["scores"]["rrf"] == 0.0
+    # The only candidate is its own best (relative score 1), but far in meaning: low.
+    assert hit["scores"]["bm25"] is None and hit["scores"]["rrf"] == 1.0
 
 
 def test_lone_unrelated_memory_under_rank_fusion_scores_half(make):

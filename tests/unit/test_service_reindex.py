@@ -8,12 +8,14 @@ from tinycontext.ports.store import Scope
 
 
 def test_model_change_reembeds_with_progress_notice(make, clock, store):
-    old = make(embedder=HashEmbedder(key="a"), save_context_minutes=0)
+    old = make(embedder=HashEmbedder(key="a"), save_context_minutes=0,
+                recall_late_interaction=False)
     save(old, "The project stores state in SQLite.", "Lunch is at noon.", "Cats sleep a lot.")
     assert store.count_pending_embeddings("a") == 0
 
     new_embedder = HashEmbedder(dimensions=32, key="b")
-    svc = make(embedder=new_embedder, save_context_minutes=0)
+    svc = make(embedder=new_embedder, save_context_minutes=0,
+                recall_late_interaction=False)
     assert store.count_pending_embeddings("b") == 3
 
     pending = svc.recall_memories("SQLite state")
@@ -40,8 +42,10 @@ def test_model_change_reembeds_with_progress_notice(make, clock, store):
 
 
 def test_save_during_reembedding_carries_the_notice(make, store):
-    save(make(embedder=HashEmbedder(key="a"), save_context_minutes=0), "An old fact.")
-    svc = make(embedder=HashEmbedder(key="b"), save_context_minutes=0)
+    save(make(embedder=HashEmbedder(key="a"), save_context_minutes=0,
+                recall_late_interaction=False), "An old fact.")
+    svc = make(embedder=HashEmbedder(key="b"), save_context_minutes=0,
+                recall_late_interaction=False)
     result = svc.save_memories([{"content": "A fresh fact."}])
     assert "Re-embedding" in result["notice"]
     assert store.count_pending_embeddings("b") == 1  # the new one is embedded with "b"
@@ -57,10 +61,12 @@ def test_no_notice_when_nothing_is_pending(make):
 
 
 def test_reembedding_covers_superseded_versions(make, store):
-    old = make(embedder=HashEmbedder(key="a"), save_context_minutes=0)
+    old = make(embedder=HashEmbedder(key="a"), save_context_minutes=0,
+                recall_late_interaction=False)
     [m] = save(old, "The deadline is Friday.")
     old.update_memory(m["id"], "The deadline is Monday.")
-    svc = make(embedder=HashEmbedder(key="b"), save_context_minutes=0)
+    svc = make(embedder=HashEmbedder(key="b"), save_context_minutes=0,
+                recall_late_interaction=False)
     assert svc.reindexer.run_until_done() == 2
     # Restoring the old version after the change gives it a current vector at once.
     live = svc.list_memories()["memories"][0]["id"]
@@ -71,8 +77,10 @@ def test_reembedding_covers_superseded_versions(make, store):
 
 
 def test_list_as_first_call_shows_pending_reembedding(make):
-    save(make(embedder=HashEmbedder(key="a"), save_context_minutes=0), "An old fact.")
-    svc = make(embedder=HashEmbedder(key="b"), save_context_minutes=0)
+    save(make(embedder=HashEmbedder(key="a"), save_context_minutes=0,
+                recall_late_interaction=False), "An old fact.")
+    svc = make(embedder=HashEmbedder(key="b"), save_context_minutes=0,
+                recall_late_interaction=False)
     page = svc.list_memories()
     assert "Re-embedding" in page.get("notice", "")
 
@@ -81,9 +89,11 @@ def test_the_eta_is_timed_from_the_end_of_the_first_batch(make, store, monkeypat
     # The first batch also loads the model; timing from the start made a 41 s job show ~300 s.
     from tinycontext import reindex
 
-    old = make(embedder=HashEmbedder(key="a"), save_context_minutes=0)
+    old = make(embedder=HashEmbedder(key="a"), save_context_minutes=0,
+                recall_late_interaction=False)
     save(old, *[f"Fact number {i} about topic {i}." for i in range(40)])
-    svc = make(embedder=HashEmbedder(key="b"), save_context_minutes=0, embedding_batch_size=10)
+    svc = make(embedder=HashEmbedder(key="b"), save_context_minutes=0,
+               recall_late_interaction=False, embedding_batch_size=10)
     now = [100.0]
     monkeypatch.setattr(reindex.time, "monotonic", lambda: now[0])
     svc.reindexer.ensure_started()

@@ -134,10 +134,13 @@ def test_saves_embed_the_batch_once(svc):
     assert embedder.calls == before + 1
 
 
-def test_document_prefix_and_context_change_the_model_key(make):
-    assert make(save_context_minutes=0).model_key == "hash-64"
-    assert make().model_key == "hash-64+ctx1"
-    prefixed = make(dense_document_prefix="passage: ", save_context_minutes=0)
+def test_document_prefix_context_and_tokens_change_the_model_key(make):
+    plain = {"save_context_minutes": 0, "recall_late_interaction": False}
+    assert make(**plain).model_key == "hash-64"
+    assert make().model_key == "hash-64+ctx1+tok1"
+    assert make(save_context_minutes=0).model_key == "hash-64+tok1"
+    assert make(recall_fusion="rrf").model_key == "hash-64+ctx1"  # rank fusion: no rescoring
+    prefixed = make(dense_document_prefix="passage: ", **plain)
     assert prefixed.model_key.startswith("hash-64+doc:") and prefixed.model_key != "hash-64"
 
 

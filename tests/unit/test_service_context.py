@@ -1,0 +1,99 @@
+"""Save-time context through the service: which memory is context, mixed vectors, deletes."""
+
+from __future__ import annotations
+
+from tests.fakes import HashEmbedder
+from tinycontext.ports.store import Scope
+from tinycontext.vectors import cosine, mix_context
+
+EMB = HashEmbedder()
+ADOPT = "Caroline adopted a puppy from the shelter."
+REPLY = "His name is Max and he loves the beach."
+
+
+def save(svc, *contents: str, session_id: str | None = None) -> list[str]:
+    """Saves the contents in one call; their ids."""
+    result = svc.save_memories([{"content": c} for c in contents], session_id=session_id)
+    return [entry["id"] for entry in result["saved"]]
+
+
+def context_of(store, memory_id: str) -> str | None:
+    return store.contexts([memory_id]).get(memory_id)
+
+
+def test_each_memory_of_a_call_takes_the_one_before_as_context(svc, store):
+    first, second, third = save(svc, ADOPT, REPLY, "We walk him every morning.", session_id="s")
+    assert context_of(store, first) is None
+    assert context_of(store, second) == ADOPT
+    assert context_of(store, third) == REPLY
+    # The stored vector mixes the context's own vector in; the content is unchanged.
+    own, ctx = EMB.embed([REPLY, ADOPT])
+    hit = store.nearest(mix_context(own, ctx), svc.model_key, Scope("episodic", "s"), 1)[0]
+    assert hit.memory.content == REPLY and abs(hit.score - 1.0) < 1e-6
+
+
+def test_a_later_call_continues_from_the_newest_memory_within_the_window(svc, store, clock):
+    [first] = save(svc, ADOPT, session_id="s")
+    clock.advance(59 * 60)
+    [second] = save(svc, REPLY, session_id="s")
+    assert context_of(store, second) == ADOPT
+    clock.advance(61 * 60)
+    [third] = save(svc, "The office closes at six.", session_id="s")
+    assert context_of(store, third) is None  # over an hour later: a new stretch
+
+
+def test_context_stays_inside_the_session_and_skips_profiles(svc, store):
+    save(svc, ADOPT, session_id="a")
+    [other] = save(svc, REPLY, session_id="b")
+    [nosession] = save(svc, "A fact saved without a session.")
+    assert context_of(store, other) is None and context_of(store, nosession) is None
+    result = svc.save_memories([{"content": "Call me Caro.", "kind": "profile"},
+                                {"content": "She starts at the bakery on Monday."}],
+                               session_id="b")
+    profile, episodic = (e["id"] for e in result["saved"])
+    assert context_of(store, profile) is None
+    assert context_of(store, episodic) == REPLY  # the profile fact in between is skipped
+
+
+def test_recall_finds_a_reply_through_its_context_words(svc):
+    save(svc, ADOPT, REPLY, "The office closes at six.", session_id="s")
+    found = [m["content"] for m in svc.recall_memories("What did Caroline adopt?", "s")["memories"]]
+    assert found[:2] == [ADOPT, REPLY]
+
+
+def test_dedup_compares_own_vectors_not_mixed_ones(svc):
+    save(svc, ADOPT, REPLY, session_id="s")
+    again = svc.save_memories([{"content": REPLY}], session_id="s")
+    [skipped] = again["skipped_duplicates"]
+    assert skipped["similarity"] >= 0.979 and "saved" in again and again["saved"] == []
+
+
+def test_switched_off_nothing_is_mixed(make, store):
+    svc = make(save_context_minutes=0)
+    first, second = save(svc, ADOPT, REPLY, session_id="s")
+    assert store.contexts([first, second]) == {}
+    [hit] = store.nearest(EMB.embed([REPLY])[0], svc.model_key, Scope("episodic", "s"), 1)
+    assert hit.memory.id == second and abs(hit.score - 1.0) < 1e-6
+
+
+def test_deleting_the_context_memory_re_embeds_its_dependant_from_its_own_text(make, store):
+    svc = make()
+    first, second = save(svc, ADOPT, REPLY, session_id="s")
+    svc.delete_memory(first)
+    assert store.contexts([second]) == {}
+    assert svc.reindexer.run_until_done() == 1
+    [hit] = store.nearest(EMB.embed([REPLY])[0], svc.model_key, Scope("episodic", "s"), 1)
+    assert hit.memory.id == second and abs(hit.score - 1.0) < 1e-6
+    [left] = svc.recall_memories("Caroline adopt", "s")["memories"]
+    assert left["id"] == second and left["scores"]["bm25"] is None  # no context words left
+
+
+def test_re_embedding_after_a_model_change_mixes_the_context_again(make, store):
+    first, second = save(make(), ADOPT, REPLY, session_id="s")
+    new_model = HashEmbedder(dimensions=32, key="other")
+    svc = make(embedder=new_model)
+    assert svc.reindexer.run_until_done() == 2
+    own, ctx = new_model.embed([REPLY, ADOPT])
+    [hit] = store.nearest(mix_context(own, ctx), svc.model_key, Scope("episodic", "s"), 1)
+    assert hit.memory.id == second and abs(hit.score - 1.0) < 1e-6
+    assert cosine(own, mix_context(own, ctx)) < 0.9999  # the mix really moved it
