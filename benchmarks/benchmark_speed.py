@@ -7,7 +7,8 @@ chain learnt from the local LoCoMo file, asked LoCoMo's questions (benchmarks/re
 checkpoint: recall latency p50/p95/p99 through the service (query embedding included), and
 recall@10 of the store's dense retriever against an exact brute-force cosine over every stored
 vector. After the largest checkpoint a fresh process opens the store and answers a recall
-(cold start), then keeps recalling; its peak RSS is the memory figure. `import tinycontext` is timed in fresh interpreters.
+(cold start), then keeps recalling; its peak RSS is the memory figure. `import tinycontext`
+is timed in fresh interpreters.
 
     python benchmarks/benchmark_speed.py                       # full run (~10 min at 100k)
     python benchmarks/benchmark_speed.py --sizes 100,1000      # quick run
