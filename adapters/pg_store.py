@@ -19,6 +19,7 @@ from tinycontext.domain.memory import Memory, format_timestamp, ref_of
 from tinycontext.ports.embedder import Vector
 from tinycontext.ports.store import NewMemory, Page, Scope, Scored, Store
 
+from . import pg_context
 from .pg_connection import PgPool, SharedPgPool
 from .pg_schema import SCHEMA, SCHEMA_VERSION, dense_index_name, ensure_dense_index
 from .pg_search import (
@@ -27,7 +28,6 @@ from .pg_search import (
     TERMS,
     PgRetrieval,
     memory_from_row,
-    scope_sql,
     vector_text,
 )
 from .pg_text import (
@@ -156,35 +156,13 @@ class PostgresStore(Store):
         return self._search.nearest(vector, model_key, scope, limit, indexed)
 
     def latest(self, scope: Scope) -> Memory | None:
-        where, params = scope_sql(scope)
-        rows = self._pool.read(
-            f"SELECT {COLUMNS} FROM {MEMORIES} m WHERE m.tenant = %s AND m.superseded_by IS NULL"
-            f"{where} ORDER BY m.created_at DESC, m.seq DESC LIMIT 1",
-            [self.tenant, *params],
-        )
-        return memory_from_row(rows[0]) if rows else None
+        return pg_context.latest(self._pool, scope)
 
     def contexts(self, memory_ids: Sequence[str]) -> dict[str, str]:
-        if not memory_ids:
-            return {}
-        rows = self._pool.read(
-            f"SELECT m.id, p.content FROM {MEMORIES} m JOIN {MEMORIES} p "
-            "ON p.tenant = m.tenant AND p.id = m.context_id "
-            "WHERE m.tenant = %s AND m.id = ANY(%s)",
-            (self.tenant, list(memory_ids)),
-        )
-        return {str(r[0]): str(r[1]) for r in rows}
+        return pg_context.contexts(self._pool, memory_ids)
 
     def token_bits(self, memory_ids: Sequence[str]) -> dict[str, tuple[bytes, bytes | None]]:
-        if not memory_ids:
-            return {}
-        rows = self._pool.read(
-            f"SELECT m.id, m.token_bits, p.token_bits FROM {MEMORIES} m LEFT JOIN {MEMORIES} p "
-            "ON p.tenant = m.tenant AND p.id = m.context_id "
-            "WHERE m.tenant = %s AND m.id = ANY(%s) AND m.token_bits IS NOT NULL",
-            (self.tenant, list(memory_ids)),
-        )
-        return {str(r[0]): (bytes(r[1]), None if r[2] is None else bytes(r[2])) for r in rows}
+        return pg_context.token_bits(self._pool, memory_ids)
 
     def _has_dense_index(self, dims: int) -> bool:
         found = self._pool.read(
@@ -299,7 +277,7 @@ class PostgresStore(Store):
             )
             if cur.rowcount == 0:
                 return
-            self._forget_context(cur, memory_id)
+            pg_context.forget(cur, tenant, self._tag, memory_id)
             # A newer version that pointed back at the deleted one now points past it.
             cur.execute(
                 f"UPDATE {MEMORIES} SET supersedes = %s WHERE tenant = %s AND supersedes = %s",
@@ -326,21 +304,6 @@ class PostgresStore(Store):
 
         self._write(remove)
         self._search.forget_counts()
-
-    def _forget_context(self, cur: Any, memory_id: str) -> None:
-        """Memories that had the deleted one as context lose its words and their mixed
-        vector (the re-embedder makes it again from their own text)."""
-        cur.execute(
-            f"UPDATE {MEMORIES} SET context_id = NULL, embedding = NULL, dims = NULL, "
-            "embedding_model = NULL WHERE tenant = %s AND context_id = %s RETURNING seq, content",
-            (self.tenant, memory_id),
-        )
-        dependants = cur.fetchall()
-        cur.executemany(
-            f"UPDATE {TERMS} SET recall = %s::tsvector WHERE seq = %s",
-            [(recall_tsvector_literal(content, None, self._tag), seq)
-             for seq, content in dependants],
-        )
 
     def pending_embeddings(self, model_key: str, limit: int) -> list[Memory]:
         rows = self._pool.read(
