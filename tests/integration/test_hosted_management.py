@@ -140,7 +140,7 @@ def test_hosted_views_show_only_the_callers_store(tmp_path: Path) -> None:
     service = operator["service"]
     assert service["mode"] == "hosted" and service["stores"]["store_count"] == 2  # alice, bob
     assert service["stores"]["disk_bytes"] > 0 and service["stores"]["max_open_stores"] == 64
-    assert service["embedding"]["model_key"] == "hash-64+ctx1"  # vectors carry context
+    assert service["embedding"]["model_key"] == "hash-64+ctx1+tok1"  # context, token bits
     assert service["embedding"]["dimensions"] == 64
 
 

@@ -143,15 +143,16 @@ def test_each_tenant_is_re_embedded_in_the_background_after_a_model_change(
         for user in (ALICE, BOB):
             save(server, user, "The cello lesson is on Monday.", "The bow came from Leipzig.")
     alice, bob = (tenant_key(SECRET.encode(), u) for u in (ALICE, BOB))
-    assert _models(pg_url) == {alice: {"hash-64+ctx1"}, bob: {"hash-64+ctx1"}}
+    assert _models(pg_url) == {alice: {"hash-64+ctx1+tok1"}, bob: {"hash-64+ctx1+tok1"}}
     new_model = HashEmbedder(dimensions=32, key="hash-32")
     with hosted_server(tmp_path, store_url=pg_url, embedder=new_model, background=True) as server:
         with server.client(**proxy_headers(ALICE)) as client:
             assert client.get("/list_memories").status_code == 200  # starts alice's upkeep
         deadline = time.monotonic() + 20
-        while _models(pg_url)[alice] != {"hash-32+ctx1"} and time.monotonic() < deadline:
+        while _models(pg_url)[alice] != {"hash-32+ctx1+tok1"} and time.monotonic() < deadline:
             time.sleep(0.05)
-        assert _models(pg_url) == {alice: {"hash-32+ctx1"}, bob: {"hash-64+ctx1"}}  # only alice
+        # Only the user it served.
+        assert _models(pg_url) == {alice: {"hash-32+ctx1+tok1"}, bob: {"hash-64+ctx1+tok1"}}
         with server.client(**proxy_headers(ALICE)) as client:
             found = client.post("/recall_memories", json={"query": "cello lesson"}).json()
         assert found["memories"][0]["content"] == "The cello lesson is on Monday."

@@ -130,6 +130,11 @@ def test_background_reindex_does_not_block_recall(db_path: Path) -> None:
                 self.gate.wait(10)
             return super().embed(texts)
 
+        def embed_with_tokens(self, texts, drop_stopwords):  # type: ignore[no-untyped-def]
+            if len(texts) > 1:
+                self.gate.wait(10)
+            return super().embed_with_tokens(texts, drop_stopwords)
+
     seed = build_service(
         TinyContextConfig(memory_db_path=str(db_path)), store=SqliteStore(db_path),
         embedder=HashEmbedder(key="old"), tokenizer=WordTokenizer(), clock=FixedClock(),
