@@ -50,21 +50,23 @@ def maxsim(
 
     query = np.frombuffer(query_rows, dtype="<f4").reshape(-1, dimensions)
     ids = list(bits)
-    blobs = [bits[i][0] for i in ids] + [bits[i][1] or b"" for i in ids]
+    with_context = [i for i in ids if bits[i][1]]
+    blobs = [bits[i][0] for i in ids] + [bits[i][1] or b"" for i in with_context]
     width = dimensions // 8
-    counts = [len(b) // width for b in blobs]
+    counts = np.array([len(b) // width for b in blobs])
     packed = np.frombuffer(b"".join(blobs), dtype=np.uint8).reshape(-1, width)
-    signs = np.unpackbits(packed, axis=1, bitorder="little")[:, :dimensions]
-    # One product for every token of every memory: q . s with s in {-1, +1}.
-    products = (query @ (signs.T.astype(np.float32) * 2.0 - 1.0)) / np.sqrt(dimensions)
-    out: dict[str, float] = {}
-    start = 0
-    bests = []
-    for count in counts:
-        bests.append(products[:, start : start + count].max(axis=1) if count else None)
-        start += count
-    for n, memory_id in enumerate(ids):
-        own, context = bests[n], bests[len(ids) + n]
-        best = own if context is None else np.maximum(own, CONTEXT_TOKEN_WEIGHT * context)
-        out[memory_id] = float(best.mean())
-    return out
+    # One product for every token of every memory. With b in {0, 1} for the bits,
+    # q . (2b - 1) = 2 (q . b) - sum(q): the 0/1 matrix needs no sign pass of its own.
+    ones = np.unpackbits(packed, axis=1, bitorder="little")[:, :dimensions]
+    # einsum, not BLAS: OpenBLAS threads spin against the model's (12 ms instead of 1.6 for
+    # 4,600 tokens on a busy 2-core box; sqlite_mirror.py saw the same).
+    products = np.einsum("nd,jd->nj", ones.astype(np.float32), query)
+    products = (2.0 * products - query.sum(axis=1)) / np.sqrt(dimensions)
+    starts = np.concatenate(([0], np.cumsum(counts)[:-1]))
+    best = np.maximum.reduceat(products, starts, axis=0)  # segments are never empty
+    own = best[: len(ids)]
+    if with_context:
+        rows = [ids.index(i) for i in with_context]
+        own[rows] = np.maximum(own[rows], CONTEXT_TOKEN_WEIGHT * best[len(ids) :])
+    return {memory_id: float(value) for memory_id, value in zip(ids, own.mean(axis=1),
+                                                                strict=True)}
