@@ -121,7 +121,10 @@ class SaveResponse(_Response):
 
 
 class Scores(_Response):
-    rrf: float = Field(description="Fused rank score normalised to 0..1.")
+    rrf: float = Field(
+        description="Fused score, 0..1: relative to the query's best candidate with score "
+        "fusion (the default), or the normalised reciprocal-rank score with recall_fusion=rrf."
+    )
     dense: float | None = Field(description="Cosine similarity; null if not a dense candidate.")
     bm25: float | None = Field(description="BM25 score; null if no keyword matched.")
 
