@@ -109,14 +109,17 @@ def plan_saves(
     items = [_read_item(i, raw) for i, raw in enumerate(memories)]
     config = service.config
     previous = _previous(service, items, session, now)
+    # The previous save of this process usually made that memory: its own vector is kept.
+    known = service.recent_vectors.get(previous.id) if previous is not None else None
     texts = [c for c, _ in items]
-    if previous is not None:
+    if previous is not None and known is None:
         texts.append(previous.content)
     made = service.embed_documents(texts)
     vectors = [v for v, _ in made]
     context: tuple[str, str, bytes] | None = None  # (id, content, own vector)
     if previous is not None:
-        context = (previous.id, previous.content, vectors.pop())
+        own = known if known is not None else vectors.pop()
+        context = (previous.id, previous.content, own)
     model_key = service.model_key
     stored = _stored_neighbours(service, items, vectors, session)
     plan = SavePlan()
@@ -157,6 +160,7 @@ def plan_saves(
                     memory, mix_context(vector, context[2]), context[0], context[1], bits
                 ))
             context = (memory.id, content, vector)
+            service.recent_vectors.put(memory.id, vector)
         else:
             plan.to_store.append(NewMemory(memory, vector, tokens=bits))
         entry: dict[str, Any] = {

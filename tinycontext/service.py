@@ -41,7 +41,7 @@ from tinycontext.rendering import MEMORY_FRAME, NEEDS_ESCAPE, escape
 from .recalling import profile_pool, recent_recall, semantic_recall
 from .reindex import Reindexer
 from .saving import plan_saves
-from .vectors import CONTEXT_KEY, TOKENS_KEY, token_bits
+from .vectors import CONTEXT_KEY, TOKENS_KEY, RecentVectors, token_bits
 
 T = TypeVar("T")
 MAX_ITEMS_PER_SAVE = 1000
@@ -76,6 +76,9 @@ class MemoryService:
         self.config = config or TinyContextConfig()
         self._new_id = new_id
         self._frame_tokens: int | None = None
+        # Own (unmixed) vectors of the last episodic memories saved: the next save in their
+        # session takes one as context without embedding its text again.
+        self.recent_vectors = RecentVectors()
         self.reindexer = Reindexer(
             store, embedder, clock, self.model_key, self.embed_documents,
             self.config.embedding_batch_size, background=background,

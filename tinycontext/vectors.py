@@ -3,6 +3,8 @@ sign bits and late-interaction (MaxSim) scores."""
 
 from __future__ import annotations
 
+import threading
+
 from tinycontext import native
 from tinycontext.domain.context import CONTEXT_TOKEN_WEIGHT, DENSE_CONTEXT_WEIGHT
 
@@ -70,3 +72,22 @@ def maxsim(
         own[rows] = np.maximum(own[rows], CONTEXT_TOKEN_WEIGHT * best[len(ids) :])
     return {memory_id: float(value) for memory_id, value in zip(ids, own.mean(axis=1),
                                                                 strict=True)}
+
+
+class RecentVectors:
+    """A small, thread-safe map of memory id -> own vector, oldest dropped first."""
+
+    def __init__(self, size: int = 64) -> None:
+        self._size = size
+        self._items: dict[str, bytes] = {}
+        self._lock = threading.Lock()
+
+    def get(self, memory_id: str) -> bytes | None:
+        with self._lock:
+            return self._items.get(memory_id)
+
+    def put(self, memory_id: str, vector: bytes) -> None:
+        with self._lock:
+            self._items[memory_id] = vector
+            while len(self._items) > self._size:
+                del self._items[next(iter(self._items))]

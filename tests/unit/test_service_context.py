@@ -97,3 +97,21 @@ def test_re_embedding_after_a_model_change_mixes_the_context_again(make, store):
     [hit] = store.nearest(mix_context(own, ctx), svc.model_key, Scope("episodic", "s"), 1)
     assert hit.memory.id == second and abs(hit.score - 1.0) < 1e-6
     assert cosine(own, mix_context(own, ctx)) < 0.9999  # the mix really moved it
+
+
+def test_a_single_save_reuses_the_previous_memorys_own_vector(make):
+    class Counting(HashEmbedder):
+        texts: list[str] = []
+
+        def embed_with_tokens(self, texts, drop_stopwords):  # type: ignore[no-untyped-def]
+            self.texts += list(texts)
+            return super().embed_with_tokens(texts, drop_stopwords)
+
+    embedder = Counting()
+    svc = make(embedder=embedder)
+    save(svc, ADOPT, session_id="s")
+    save(svc, REPLY, session_id="s")
+    assert embedder.texts == [ADOPT, REPLY]  # ADOPT's vector was kept, not made again
+    fresh = make(embedder=embedder)  # another process: it embeds the stored text once
+    save(fresh, "We walk him every morning.", session_id="s")
+    assert embedder.texts[2:] == ["We walk him every morning.", REPLY]
