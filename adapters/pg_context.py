@@ -9,7 +9,7 @@ from tinycontext.domain.memory import Memory
 from tinycontext.ports.store import Scope
 
 from .pg_connection import PgPool
-from .pg_search import COLUMNS, MEMORIES, TERMS, memory_from_row, scope_sql
+from .pg_search import COLUMNS, MEMORIES, TERMS, memory_from_row, scope_sql, vector_text
 from .pg_text import recall_tsvector_literal
 
 
@@ -21,6 +21,19 @@ def latest(pool: PgPool, scope: Scope) -> Memory | None:
         [pool.tenant, *params],
     )
     return memory_from_row(rows[0]) if rows else None
+
+
+def similarities(
+    pool: PgPool, vector: bytes, model_key: str, memory_ids: Sequence[str]
+) -> dict[str, float]:
+    if not memory_ids:
+        return {}
+    rows = pool.read(
+        f"SELECT m.id, 1 - (m.embedding <=> %s::vector) FROM {MEMORIES} m "
+        "WHERE m.tenant = %s AND m.id = ANY(%s) AND m.embedding_model = %s AND m.dims = %s",
+        (vector_text(vector), pool.tenant, list(memory_ids), model_key, len(vector) // 4),
+    )
+    return {str(r[0]): float(r[1]) for r in rows}
 
 
 def contexts(pool: PgPool, memory_ids: Sequence[str]) -> dict[str, str]:

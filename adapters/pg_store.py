@@ -155,6 +155,11 @@ class PostgresStore(Store):
         indexed = dims in self._indexed or self._has_dense_index(dims)
         return self._search.nearest(vector, model_key, scope, limit, indexed)
 
+    def similarities(
+        self, vector: Vector, model_key: str, memory_ids: Sequence[str]
+    ) -> dict[str, float]:
+        return pg_context.similarities(self._pool, vector, model_key, memory_ids)
+
     def latest(self, scope: Scope) -> Memory | None:
         return pg_context.latest(self._pool, scope)
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from tinycontext.domain.context import DEFAULT_WINDOW_MINUTES
+from tinycontext.domain.context import CONTEXT_MIN_SIMILARITY, DEFAULT_WINDOW_MINUTES
 
 from .pg_text import recall_tsvector_literal, tenant_tag
 
@@ -26,12 +26,15 @@ def backfill_context_and_recall(conn: Any, schema: str, tenant_setting: str) -> 
         conn.execute("SELECT set_config(%s, %s, true)", (tenant_setting, tenant))
         conn.execute(
             f"UPDATE {schema}.memories m SET context_id = o.prev_id FROM ("
-            "SELECT seq, created_at, lag(id) OVER w AS prev_id, lag(created_at) OVER w AS prev_at "
+            "SELECT seq, created_at, embedding, dims, lag(id) OVER w AS prev_id, "
+            "lag(created_at) OVER w AS prev_at, lag(embedding) OVER w AS prev_embedding, "
+            "lag(dims) OVER w AS prev_dims "
             f"FROM {schema}.memories WHERE tenant = %s AND kind = 'episodic' "
             "WINDOW w AS (PARTITION BY session_id ORDER BY seq)) o "
             "WHERE m.seq = o.seq AND o.prev_id IS NOT NULL "
-            "AND o.created_at::timestamptz - o.prev_at::timestamptz <= %s * interval '1 minute'",
-            (tenant, DEFAULT_WINDOW_MINUTES),
+            "AND o.created_at::timestamptz - o.prev_at::timestamptz <= %s * interval '1 minute' "
+            "AND o.dims = o.prev_dims AND 1 - (o.embedding <=> o.prev_embedding) >= %s",
+            (tenant, DEFAULT_WINDOW_MINUTES, CONTEXT_MIN_SIMILARITY),
         )
         tag, after = tenant_tag(tenant), 0
         while True:

@@ -23,6 +23,20 @@ def latest(pool: ConnectionPool, scope: Scope) -> Memory | None:
     return memory_from_row(rows[0]) if rows else None
 
 
+def similarities(
+    pool: ConnectionPool, vector: bytes, model_key: str, memory_ids: Sequence[str]
+) -> dict[str, float]:
+    if not memory_ids:
+        return {}
+    rows = pool.read(
+        "SELECT m.id, 1.0 - vec_distance_cosine(m.embedding, ?) FROM json_each(?) j "
+        "CROSS JOIN memories m ON m.id = j.value WHERE m.embedding_model = ? "
+        "AND length(m.embedding) = length(?)",
+        (vector, json.dumps(list(memory_ids)), model_key, vector),
+    )
+    return {str(r[0]): float(r[1]) for r in rows}
+
+
 def contexts(pool: ConnectionPool, memory_ids: Sequence[str]) -> dict[str, str]:
     if not memory_ids:
         return {}

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from tinycontext.domain.context import DEFAULT_WINDOW_MINUTES
+from tinycontext.domain.context import CONTEXT_MIN_SIMILARITY, DEFAULT_WINDOW_MINUTES
 
 TOKENIZER = "unicode61 remove_diacritics 2"
 
@@ -124,13 +124,18 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
         "ALTER TABLE memories ADD COLUMN context_id TEXT",
         "CREATE INDEX IF NOT EXISTS memories_context ON memories(context_id) "
         "WHERE context_id IS NOT NULL",
-        # The memory saved just before, in the same kind and session, within the window.
-        "WITH ordered AS (SELECT seq, created_at, "
-        "lag(id) OVER w AS prev_id, lag(created_at) OVER w AS prev_at FROM memories "
+        # The memory saved just before, in the same kind and session, within the window, and
+        # related in meaning (judged on the stored vectors, when both have one alike).
+        "WITH ordered AS (SELECT seq, created_at, embedding, "
+        "lag(id) OVER w AS prev_id, lag(created_at) OVER w AS prev_at, "
+        "lag(embedding) OVER w AS prev_embedding FROM memories "
         "WHERE kind = 'episodic' WINDOW w AS (PARTITION BY session_id ORDER BY seq)) "
         "UPDATE memories SET context_id = o.prev_id FROM ordered o "
         "WHERE memories.seq = o.seq AND o.prev_id IS NOT NULL "
-        f"AND (julianday(o.created_at) - julianday(o.prev_at)) * 1440 <= {DEFAULT_WINDOW_MINUTES}",
+        f"AND (julianday(o.created_at) - julianday(o.prev_at)) * 1440 <= {DEFAULT_WINDOW_MINUTES} "
+        "AND length(o.embedding) = length(o.prev_embedding) "
+        "AND 1.0 - vec_distance_cosine(o.embedding, o.prev_embedding) "
+        f">= {CONTEXT_MIN_SIMILARITY}",
         f"""CREATE VIRTUAL TABLE memory_fts_v6
            USING fts5(terms, stems, context, tokenize = '{TOKENIZER}')""",
         "INSERT INTO memory_fts_v6(rowid, terms, stems, context) "

@@ -110,6 +110,11 @@ class SqliteStore(Store):
     def nearest(self, vector: Vector, model_key: str, scope: Scope, limit: int) -> list[Scored]:
         return self._search.nearest(vector, model_key, scope, limit)
 
+    def similarities(
+        self, vector: Vector, model_key: str, memory_ids: Sequence[str]
+    ) -> dict[str, float]:
+        return sqlite_context.similarities(self._pool, vector, model_key, memory_ids)
+
     def latest(self, scope: Scope) -> Memory | None:
         return sqlite_context.latest(self._pool, scope)
 

@@ -60,7 +60,7 @@ class Store(Protocol):
     """Every read of ranked or scoped data is bounded: no method returns the whole store.
 
     Ties are broken by newer first, then id. Dense search only sees vectors made by
-    `model_key`. Seventeen methods, but one cohesive job: splitting them would only scatter
+    `model_key`. Eighteen methods, but one cohesive job: splitting them would only scatter
     the transactions that must stay atomic (supersede, delete with chain repair).
     """
 
@@ -79,6 +79,13 @@ class Store(Protocol):
 
         Words match by stem (domain.text.stemmed_terms), in the memory's own text (weight 1)
         or its save-time context (weight domain.context.KEYWORD_CONTEXT_WEIGHT)."""
+        ...
+
+    def similarities(
+        self, vector: Vector, model_key: str, memory_ids: Sequence[str]
+    ) -> dict[str, float]:
+        """Cosine of `vector` with each given memory's vector made by `model_key` (memories
+        without one are left out): the dense score of keyword candidates the pool missed."""
         ...
 
     def latest(self, scope: Scope) -> Memory | None:

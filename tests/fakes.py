@@ -211,6 +211,18 @@ class InMemoryStore(Store):
             hits.sort(key=lambda s: (-s.score, _desc(s.memory.created_at), s.memory.id))
             return hits[:limit]
 
+    def similarities(
+        self, vector: Vector, model_key: str, memory_ids: Sequence[str]
+    ) -> dict[str, float]:
+        with self._lock:
+            out = {}
+            for mid in memory_ids:
+                row = self._rows.get(mid)
+                if row is not None and row[2] is not None and row[1].embedding_model == model_key \
+                        and len(row[2]) == len(vector):
+                    out[mid] = _cosine(vector, row[2])
+            return out
+
     def latest(self, scope: Scope) -> Memory | None:
         with self._lock:
             live = self._live(scope)

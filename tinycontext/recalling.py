@@ -71,6 +71,14 @@ def semantic_recall(
     for position, hit in enumerate(dense, start=1):
         memories[hit.memory.id] = hit.memory
         fields.setdefault(hit.memory.id, {})["dense"] = (position, hit.score)
+    if service.config.recall_fusion == "score":
+        # Score fusion reads every candidate's cosine: those only the keyword side found get
+        # theirs from the store (rank fusion has no use for it).
+        missed = [mid for mid, f in fields.items() if "dense" not in f]
+        for mid, similarity in service.store.similarities(
+            vector, service.model_key, missed
+        ).items():
+            fields[mid]["dense"] = (None, similarity)
     access: dict[str, int] = {}
     if service.config.recall_access_weight > 0:
         # Competition ranking: equal recall counts share a rank, so ids never break ties here.

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from tinycontext.domain.context import within_window
+from tinycontext.domain.context import related, within_window
 from tinycontext.domain.dedup import Neighbour, judge
 from tinycontext.domain.errors import InvalidRequestError, TinyContextError
 from tinycontext.domain.memory import (
@@ -153,7 +153,7 @@ def plan_saves(
         kept.append((memory, vector))
         bits = made[index][1]
         if kind == EPISODIC and config.save_context_minutes > 0:
-            if context is None:
+            if context is None or not related(cosine(vector, context[2])):
                 plan.to_store.append(NewMemory(memory, vector, tokens=bits))
             else:
                 plan.to_store.append(NewMemory(

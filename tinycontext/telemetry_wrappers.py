@@ -123,6 +123,14 @@ class TracedStore(Store):
             **{"tinycontext.store.limit": limit},
         )
 
+    def similarities(
+        self, vector: Vector, model_key: str, memory_ids: Sequence[str]
+    ) -> dict[str, float]:
+        return self._run(  # type: ignore[no-any-return]
+            "similarities", lambda: self.inner.similarities(vector, model_key, memory_ids),
+            **{ITEMS: len(memory_ids)},
+        )
+
     def latest(self, scope: Scope) -> Memory | None:
         return self._run("latest", lambda: self.inner.latest(scope))  # type: ignore[no-any-return]
 

@@ -105,3 +105,19 @@ def test_token_bits_name_each_memorys_own_and_its_contexts(store):
     assert store.token_bits([plain.id]) == {plain.id: (b"\x03" * 48, None)}
     store.delete(first.id, None, None)
     assert store.token_bits([first.id, second.id]) == {second.id: (b"\x02" * 96, None)}
+
+
+def test_similarities_are_the_cosines_of_stored_vectors_of_that_model(store):
+    from tests.fakes import HashEmbedder
+
+    other = HashEmbedder(key="other")
+    a, b = mem(1, "red green blue"), mem(2, "green blue yellow")
+    c = mem(3, "red green blue", key="other")
+    store.add([new(a), new(b), new(c, embedder=other), new(mem(4, "no vector"), vector=False)])
+    query = vec("red green blue")
+    got = store.similarities(query, KEY, [a.id, b.id, c.id, mid(4), mid(9)])
+    assert set(got) == {a.id, b.id}  # other model, no vector, unknown: left out
+    assert abs(got[a.id] - 1.0) < 1e-6
+    [hit_b] = [h for h in store.nearest(query, KEY, EPI, 10) if h.memory.id == b.id]
+    assert abs(got[b.id] - hit_b.score) < 1e-6
+    assert store.similarities(query, KEY, []) == {}

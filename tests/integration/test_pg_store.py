@@ -332,10 +332,12 @@ def test_doctor_checks_create_nothing(pg_database: str) -> None:
 def test_upgrade_to_v2_backfills_stems_and_context_per_tenant(pg_database: str) -> None:
     from tinycontext.domain.text import recall_terms
 
-    first = mem(1, "Melanie signed up for a pottery class.", created="2026-01-01T08:00:00Z")
-    second = mem(2, "It starts next Tuesday at the community hall.",
+    # Related in meaning (the fake's vectors share words), but only the first names pottery.
+    first = mem(1, "Melanie signed up for a pottery class at the hall.",
+                created="2026-01-01T08:00:00Z")
+    second = mem(2, "It starts at the hall next Tuesday, Melanie says.",
                  created="2026-01-01T08:10:00Z")
-    later = mem(3, "The office closes at six.", created="2026-01-03T08:00:00Z")
+    later = mem(3, "Bob owns two grey cats.", created="2026-01-01T08:20:00Z")  # unrelated
     store, other = PostgresStore(pg_database), PostgresStore(pg_database, tenant="t2")
     store.add([new(first), new(second), new(later)])
     other.add([new(mem(4, "Pottery classes are full until May."))])

@@ -235,31 +235,39 @@ def test_connections_are_bounded_per_store(sqlite_service, db_path: Path) -> Non
 
 
 def test_upgrade_to_v6_fills_stems_and_save_time_context(db_path: Path) -> None:
+    from tests.contract.store_support import mem, new
+
     db_path.parent.mkdir()
-    conn = sqlite_driver.sqlite_module().connect(str(db_path))
-    for statement in MIGRATIONS[0]:
-        conn.execute(statement)
-    rows = [  # (id, content, created_at): the second follows the first within the window
-        ("aaaaaaaa-1111-4111-8111-111111111111", "Melanie signed up for a pottery class.",
-         "2026-01-01T08:00:00Z"),
-        ("bbbbbbbb-2222-4222-8222-222222222222", "It starts next Tuesday at the community hall.",
-         "2026-01-01T08:10:00Z"),
-        ("cccccccc-3333-4333-8333-333333333333", "The office closes at six.",
-         "2026-01-03T08:00:00Z"),
-    ]
-    for seq, (mid, content, created) in enumerate(rows, start=1):
-        conn.execute(
-            "INSERT INTO memories(seq, id, ref, content, kind, session_id, created_at,"
-            " content_tokens) VALUES (?,?,?,?,?,?,?,?)",
-            (seq, mid, mid.replace("-", "")[:12], content, "episodic", "ops", created, 6),
-        )
-        conn.execute("INSERT INTO memory_fts(rowid, terms) VALUES (?, ?)", (seq, content))
-    conn.execute("PRAGMA user_version = 1")
+    # Related in meaning (the fake's vectors share words), but only the first names pottery;
+    # the third is unrelated to the second.
+    first = mem(1, "Melanie signed up for a pottery class at the hall.",
+                created="2026-01-01T08:00:00Z")
+    second = mem(2, "It starts at the hall next Tuesday, Melanie says.",
+                 created="2026-01-01T08:10:00Z")
+    third = mem(3, "Bob owns two grey cats.", created="2026-01-01T08:20:00Z")
+    later = mem(4, "Melanie bought clay for the pottery class at the hall.",
+                created="2026-01-03T08:00:00Z")  # related, but two days later
+    store = SqliteStore(db_path)
+    store.add([new(m) for m in (first, second, third, later)])
+    store.close()
+    conn = sqlite_driver.sqlite_module().connect(str(db_path))  # back to version 5's layout
+    sqlite_driver.load_vector_extension(conn)
+    conn.execute("DROP TABLE memory_tokens")
+    conn.execute("DROP INDEX memories_context")
+    conn.execute("ALTER TABLE memories DROP COLUMN context_id")
+    conn.execute("CREATE VIRTUAL TABLE old_fts USING fts5(terms, "
+                 "tokenize = 'unicode61 remove_diacritics 2')")
+    conn.execute("INSERT INTO old_fts(rowid, terms) SELECT rowid, terms FROM memory_fts")
+    conn.execute("DROP TABLE memory_fts")
+    conn.execute("ALTER TABLE old_fts RENAME TO memory_fts")
+    conn.execute("PRAGMA user_version = 5")
     conn.commit()
     conn.close()
     store = SqliteStore(db_path)
-    first, second, third = (r[0] for r in rows)
-    assert store.contexts([first, second, third]) == {second: rows[0][1]}
-    hits = store.keyword_search(recall_terms("pottery classes"), Scope("episodic", "ops"), 10)
-    assert [h.memory.id for h in hits] == [first, second]  # by stem; then through context
+    assert store.contexts([m.id for m in (first, second, third, later)]) == {
+        second.id: first.content}
+    hits = store.keyword_search(recall_terms("pottery classes"), Scope("episodic"), 10)
+    assert [h.memory.id for h in hits][:2] == [later.id, first.id] or \
+        [h.memory.id for h in hits][:2] == [first.id, later.id]
+    assert [h.memory.id for h in hits][2:] == [second.id]  # by stem, then through context
     store.close()

@@ -21,13 +21,13 @@ def expected_bits(text: str) -> bytes:
 
 def test_saves_and_updates_store_each_memorys_token_bits(svc, store):
     first, second = ids(svc.save_memories([{"content": "Caroline adopted a puppy."},
-                                           {"content": "His name is Max."}], "s"))
+                                           {"content": "The puppy Caroline adopted is called Max."}], "s"))
     assert store.token_bits([first, second]) == {
         first: (expected_bits("Caroline adopted a puppy."), None),
-        second: (expected_bits("His name is Max."), expected_bits("Caroline adopted a puppy.")),
+        second: (expected_bits("The puppy Caroline adopted is called Max."), expected_bits("Caroline adopted a puppy.")),
     }
-    new = svc.update_memory(second, "His name is Maximilian.")["id"]
-    assert store.token_bits([new]) == {new: (expected_bits("His name is Maximilian."), None)}
+    new = svc.update_memory(second, "The puppy Caroline adopted is called Maximilian.")["id"]
+    assert store.token_bits([new]) == {new: (expected_bits("The puppy Caroline adopted is called Maximilian."), None)}
 
 
 def test_recall_rescores_the_shortlist_with_maxsim(svc, store, monkeypatch):
