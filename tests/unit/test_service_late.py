@@ -20,14 +20,15 @@ def expected_bits(text: str) -> bytes:
 
 
 def test_saves_and_updates_store_each_memorys_token_bits(svc, store):
-    first, second = ids(svc.save_memories([{"content": "Caroline adopted a puppy."},
-                                           {"content": "The puppy Caroline adopted is called Max."}], "s"))
+    adopted, named = "Caroline adopted a puppy.", "The puppy Caroline adopted is called Max."
+    first, second = ids(svc.save_memories([{"content": adopted}, {"content": named}], "s"))
     assert store.token_bits([first, second]) == {
-        first: (expected_bits("Caroline adopted a puppy."), None),
-        second: (expected_bits("The puppy Caroline adopted is called Max."), expected_bits("Caroline adopted a puppy.")),
+        first: (expected_bits(adopted), None),
+        second: (expected_bits(named), expected_bits(adopted)),
     }
-    new = svc.update_memory(second, "The puppy Caroline adopted is called Maximilian.")["id"]
-    assert store.token_bits([new]) == {new: (expected_bits("The puppy Caroline adopted is called Maximilian."), None)}
+    renamed = "The puppy Caroline adopted is called Maximilian."
+    new = svc.update_memory(second, renamed)["id"]
+    assert store.token_bits([new]) == {new: (expected_bits(renamed), None)}
 
 
 def test_recall_rescores_the_shortlist_with_maxsim(svc, store, monkeypatch):
