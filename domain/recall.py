@@ -31,7 +31,7 @@ class FusionWeights:
     k: int = 60
     access: float = 0.0
     method: str = RRF
-    keyword: float = 0.35
+    keyword: float = 0.25
 
     @property
     def best_possible(self) -> float:
