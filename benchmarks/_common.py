@@ -107,6 +107,19 @@ class RecordingEmbedder:
         self.last = vectors
         return vectors
 
+    @property
+    def has_tokens(self) -> bool:
+        """Passes the wrapped model's token states through (late interaction stays on)."""
+        return bool(getattr(self.inner, "has_tokens", False))
+
+    def embed_with_tokens(self, texts: Sequence[str], drop_stopwords: bool) -> list[Any]:
+        started = time.perf_counter()
+        made = list(self.inner.embed_with_tokens(texts, drop_stopwords))
+        self.seconds += time.perf_counter() - started
+        self.calls += 1
+        self.last = [vector for vector, _ in made]
+        return made
+
 
 def make_embedder(model: str, models_dir: Path, batch_size: int = 32) -> Any:
     """The embedder the default service would use for `model` (or the test fake for 'hash')."""

@@ -218,6 +218,16 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         db = folder / "memories.db"
         recorder = RecordingEmbedder(make_embedder(args.model, folder / "models"))
         service = make_service(db, args.model, embedder=recorder, **settings(args))
+        # The exact reference is built from the vectors the store was given (with save-time
+        # context they are the mixed ones, not the embedder's output).
+        added: dict[str, bytes] = {}
+        store_add = service.store.add
+
+        def recording_add(items: Any) -> None:
+            store_add(items)
+            added.update((item.memory.id, item.vector) for item in items if item.vector)
+
+        service.store.add = recording_add
         # One-off costs belong to the cold start below, not to write throughput: loading
         # the model and the token vocabulary, creating the database file.
         recorder.inner.embed(["load the model before timing"])
@@ -245,9 +255,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                 segment_seconds += time.perf_counter() - started
                 segment_cpu += cpu_seconds() - cpu
                 segment_embed += recorder.seconds - embed_before
-                vectors = recorder.last
                 for entry in result["saved"]:
-                    matrix[stored] = np.frombuffer(vectors[entry["index"]], dtype=np.float32)
+                    matrix[stored] = np.frombuffer(added.pop(entry["id"]), dtype=np.float32)
                     index_of[entry["id"]] = stored
                     stored += 1
                 skipped += len(result.get("skipped_duplicates", []))
