@@ -54,9 +54,16 @@ def _quote(lexeme: str) -> str:
 def tsvector_literal(content: str, tag: str) -> str:
     """A tsvector literal of the memory's tokens (tagged) with their positions."""
     tokens = document_tokens(content)
-    positions: dict[str, list[int]] = {}
+    return _literal([(i, t, "") for i, t in enumerate(tokens[:MAX_POSITION], start=1)], tag)
+
+
+def _literal(numbered: Sequence[tuple[int, str, str]], tag: str) -> str:
+    """tsvector text of (position, token, weight letter) triples, within PostgreSQL's limits."""
+    positions: dict[str, list[str]] = {}
     size = 0
-    for index, token in enumerate(tokens[:MAX_POSITION], start=1):
+    for index, token, weight in numbered:
+        if not token:
+            continue
         lexeme = tag + token
         places = positions.get(lexeme)
         if places is None:
@@ -65,9 +72,9 @@ def tsvector_literal(content: str, tag: str) -> str:
                 break
             positions[lexeme] = places = []
         if len(places) < MAX_POSITIONS_PER_LEXEME:
-            places.append(index)
+            places.append(f"{index}{weight}")
     return " ".join(
-        f"{_quote(lexeme)}:{','.join(map(str, places))}" for lexeme, places in positions.items()
+        f"{_quote(lexeme)}:{','.join(places)}" for lexeme, places in positions.items()
     )
 
 
@@ -113,23 +120,7 @@ def recall_tsvector_literal(content: str, context: str | None, tag: str) -> str:
     context's stems (weight B, positions after a gap so no phrase spans the two)."""
     own = [fold(t) for t in stemmed_terms(content).split()]
     extra = [fold(t) for t in stemmed_terms(context).split()] if context else []
-    positions: dict[str, list[str]] = {}
-    size = 0
     start = min(len(own), MAX_POSITION - 1) + 2
     numbered = [(i, t, "A") for i, t in enumerate(own[: MAX_POSITION - 2], start=1)]
     numbered += [(i, t, "B") for i, t in enumerate(extra, start=start) if i <= MAX_POSITION]
-    for index, token, weight in numbered:
-        if not token:
-            continue
-        lexeme = tag + token
-        places = positions.get(lexeme)
-        if places is None:
-            size += len(lexeme.encode("utf-8")) + 8
-            if size > MAX_VECTOR_BYTES:
-                break
-            positions[lexeme] = places = []
-        if len(places) < MAX_POSITIONS_PER_LEXEME:
-            places.append(f"{index}{weight}")
-    return " ".join(
-        f"{_quote(lexeme)}:{','.join(places)}" for lexeme, places in positions.items()
-    )
+    return _literal(numbered, tag)

@@ -19,7 +19,7 @@ FUSIONS = (SCORE, RRF)
 # Late interaction (score fusion only): the best LATE_DEPTH fused candidates are rescored by
 # adding LATE_WEIGHT x their MaxSim relative to the best MaxSim among them. Tuned on LoCoMo
 # conversations 1-5, checked on 6-10 (docs/benchmarks.md).
-LATE_DEPTH = 100
+LATE_DEPTH = 50
 LATE_WEIGHT = 1.5
 
 
