@@ -197,7 +197,7 @@ def test_list_page_and_superseded_get(call: Any) -> None:
         '<memory_catalog total_count="4" returned_count="2" offset="0" limit="2" '
         f'has_more="true" sort="recent" current_time="{LATER}">\n'
         f'<memory ref="00000004aaaa" kind="episodic" created_at="{LATER}" content_tokens="6" '
-        f'truncated="false" recall_count="1" last_recalled_at="{LATER}">\n'
+        'truncated="false" recall_count="0" last_recalled_at="never">\n'
         "The &lt;b&gt;build&lt;/b&gt; uses &quot;make&quot; &amp; &apos;ninja&apos;.\n</memory>\n"
         f'<memory ref="00000003aaaa" kind="episodic" created_at="{LATER}" content_tokens="5" '
         f'truncated="false" recall_count="1" last_recalled_at="{LATER}">\n'
@@ -206,8 +206,8 @@ def test_list_page_and_superseded_get(call: Any) -> None:
         "</memory_catalog>"))
     assert got == (False, (
         '<memory ref="00000002aaaa" id="00000002-aaaa-4bbb-8ccc-dddddddddddd" kind="episodic" '
-        f'status="superseded" created_at="{LATER}" content_tokens="5" recall_count="0" '
-        f'last_recalled_at="never" superseded_by="00000005aaaa" superseded_at="{LATER}">\n'
+        f'status="superseded" created_at="{LATER}" content_tokens="5" recall_count="1" '
+        f'last_recalled_at="{LATER}" superseded_by="00000005aaaa" superseded_at="{LATER}">\n'
         "The user&apos;s name is Marcell.\n</memory>\n"
         "<notice>This version was replaced by 00000005aaaa; recall and list only show the "
         "newest version. get_memory with that ref reads it.</notice>"))
