@@ -36,16 +36,16 @@ def similarities(
     return {str(r[0]): float(r[1]) for r in rows}
 
 
-def contexts(pool: PgPool, memory_ids: Sequence[str]) -> dict[str, str]:
+def contexts(pool: PgPool, memory_ids: Sequence[str]) -> dict[str, tuple[str, str]]:
     if not memory_ids:
         return {}
     rows = pool.read(
-        f"SELECT m.id, p.content FROM {MEMORIES} m JOIN {MEMORIES} p "
+        f"SELECT m.id, p.id, p.content FROM {MEMORIES} m JOIN {MEMORIES} p "
         "ON p.tenant = m.tenant AND p.id = m.context_id "
         "WHERE m.tenant = %s AND m.id = ANY(%s)",
         (pool.tenant, list(memory_ids)),
     )
-    return {str(r[0]): str(r[1]) for r in rows}
+    return {str(r[0]): (str(r[1]), str(r[2])) for r in rows}
 
 
 def token_bits(pool: PgPool, memory_ids: Sequence[str]) -> dict[str, tuple[bytes, bytes | None]]:

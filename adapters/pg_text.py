@@ -16,10 +16,10 @@ a word common in one tenant's memories never lengthens another tenant's posting 
 from __future__ import annotations
 
 import hashlib
-import unicodedata
 from collections.abc import Sequence
 
 from tinycontext.domain.context import KEYWORD_CONTEXT_WEIGHT
+from tinycontext.domain.text import fold as fold_word
 from tinycontext.domain.text import keyword_groups, searchable_text, stemmed_terms
 
 MAX_POSITION = 16383  # tsvector positions are 14 bits
@@ -29,11 +29,8 @@ MAX_VECTOR_BYTES = 900_000  # tsvector values are limited to 1 MB
 
 
 def fold(token: str) -> str:
-    """Case and accent folding, as FTS5's unicode61 tokenizer with remove_diacritics 2."""
-    decomposed = unicodedata.normalize("NFKD", token)
-    return "".join(c for c in decomposed if not unicodedata.combining(c)).casefold()[
-        :MAX_TOKEN_CHARS
-    ]
+    """domain.text.fold (FTS5's unicode61 folding), cut to MAX_TOKEN_CHARS."""
+    return fold_word(token)[:MAX_TOKEN_CHARS]
 
 
 def tenant_tag(tenant: str) -> str:

@@ -37,15 +37,15 @@ def similarities(
     return {str(r[0]): float(r[1]) for r in rows}
 
 
-def contexts(pool: ConnectionPool, memory_ids: Sequence[str]) -> dict[str, str]:
+def contexts(pool: ConnectionPool, memory_ids: Sequence[str]) -> dict[str, tuple[str, str]]:
     if not memory_ids:
         return {}
     rows = pool.read(
-        "SELECT m.id, p.content FROM json_each(?) j JOIN memories m ON m.id = j.value "
+        "SELECT m.id, p.id, p.content FROM json_each(?) j JOIN memories m ON m.id = j.value "
         "JOIN memories p ON p.id = m.context_id",
         (json.dumps(list(memory_ids)),),
     )
-    return {str(r[0]): str(r[1]) for r in rows}
+    return {str(r[0]): (str(r[1]), str(r[2])) for r in rows}
 
 
 def token_bits(

@@ -5,14 +5,13 @@ from __future__ import annotations
 import json
 import math
 import time
-import unicodedata
 from collections.abc import Sequence
 from typing import Any
 
 from tinycontext import native
 from tinycontext.domain.context import KEYWORD_CONTEXT_WEIGHT
 from tinycontext.domain.memory import Memory
-from tinycontext.domain.text import stem_groups
+from tinycontext.domain.text import fold, stem_groups
 from tinycontext.ports.embedder import Vector
 from tinycontext.ports.store import Scope, Scored
 
@@ -50,12 +49,6 @@ RECALL_BM25 = f"bm25(memory_fts, 0.0, 1.0, {KEYWORD_CONTEXT_WEIGHT})"
 MIN_POSTINGS = 3000
 POSTINGS_PER_RESULT = 10
 RAREST_WORD_CAP = 4
-
-
-def _fold(token: str) -> str:
-    """Case and accent folding as FTS5's unicode61 tokenizer with remove_diacritics 2 does."""
-    decomposed = unicodedata.normalize("NFKD", token)
-    return "".join(c for c in decomposed if not unicodedata.combining(c)).casefold()
 
 
 def padded(vector: Vector) -> Vector:
@@ -114,7 +107,7 @@ class Retrieval:
         keyword side cost grow with the store. Common words carry little BM25 weight anyway;
         the dense side covers their meaning.
         """
-        tokens = sorted({_fold(t) for g in groups for t in g})
+        tokens = sorted({fold(t) for g in groups for t in g})
         if not tokens:
             return []
         marks = ",".join("?" * len(tokens))
@@ -122,11 +115,11 @@ class Retrieval:
             f"SELECT term, doc FROM temp.memory_vocab WHERE term IN ({marks})", tokens
         ))
         budget = max(MIN_POSTINGS, POSTINGS_PER_RESULT * limit)
-        ranked = sorted(groups, key=lambda g: (min(df.get(_fold(t), 0) for t in g), list(g)))
+        ranked = sorted(groups, key=lambda g: (min(df.get(fold(t), 0) for t in g), list(g)))
         kept: list[Sequence[str]] = []
         spent = 0
         for group in ranked:
-            cost = min(df.get(_fold(t), 0) for t in group)
+            cost = min(df.get(fold(t), 0) for t in group)
             if kept and spent + cost > budget:
                 break
             if not kept and cost > RAREST_WORD_CAP * budget:

@@ -118,7 +118,7 @@ class SqliteStore(Store):
     def latest(self, scope: Scope) -> Memory | None:
         return sqlite_context.latest(self._pool, scope)
 
-    def contexts(self, memory_ids: Sequence[str]) -> dict[str, str]:
+    def contexts(self, memory_ids: Sequence[str]) -> dict[str, tuple[str, str]]:
         return sqlite_context.contexts(self._pool, memory_ids)
 
     def token_bits(self, memory_ids: Sequence[str]) -> dict[str, tuple[bytes, bytes | None]]:

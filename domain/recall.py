@@ -15,7 +15,6 @@ HIGH_RRF, MEDIUM_RRF = 0.90, 0.75
 HIGH_MIN_DENSE, MEDIUM_MIN_DENSE = 0.50, 0.30
 MAX_POOL = 1000
 SCORE, RRF = "score", "rrf"
-FUSIONS = (SCORE, RRF)
 # Late interaction (score fusion only): the best LATE_DEPTH fused candidates are rescored by
 # adding LATE_WEIGHT x their MaxSim relative to the best MaxSim among them. Tuned on LoCoMo
 # conversations 1-5, checked on 6-10 (docs/benchmarks.md). 100 scored 0.3-1.0 points higher
@@ -86,10 +85,11 @@ def score_fusion(
 
     fused = keyword x bm25 / best bm25 of the pool + (1 - keyword) x cosine. Unlike rank
     fusion, a strong keyword match keeps its margin instead of being averaged with a weak
-    dense rank (LoCoMo: RRF 48 R@5 against 54 for its own BM25 side). A candidate the dense
-    pool missed gets the pool's lowest cosine (its own is at most that); one the keyword pool
-    missed gets 0. An access rank adds `access x (k + 1) / (k + rank)`. `late` (MaxSim
-    scores of the shortlisted candidates) adds LATE_WEIGHT x late / best late to each of them.
+    dense rank (LoCoMo: RRF 48 R@5 against 54 for its own BM25 side). The service hands over
+    every candidate's real cosine; one without any (no vector of the current model yet, while
+    re-embedding) gets the lowest cosine among the others; one the keyword pool missed gets 0.
+    An access rank adds `access x (k + 1) / (k + rank)`. `late` (MaxSim scores of the
+    shortlisted candidates) adds LATE_WEIGHT x late / best late to each of them.
     """
     best_bm25 = max((c.bm25 for c in candidates if c.bm25 is not None), default=0.0)
     floor = min((c.dense for c in candidates if c.dense is not None), default=0.0)

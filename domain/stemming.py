@@ -135,8 +135,3 @@ def stem(word: str) -> str:
     word = _replace(word, _STEP3, 0)
     word = _step4(word)
     return _step5(word)
-
-
-def stems(tokens: list[str]) -> list[str]:
-    """Each token's stem, in order."""
-    return [stem(t) for t in tokens]

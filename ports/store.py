@@ -92,8 +92,8 @@ class Store(Protocol):
         """The newest live memory in scope (`exact` scopes: None means no session)."""
         ...
 
-    def contexts(self, memory_ids: Sequence[str]) -> dict[str, str]:
-        """The content of each given memory's save-time context memory, where it has one."""
+    def contexts(self, memory_ids: Sequence[str]) -> dict[str, tuple[str, str]]:
+        """Each given memory's save-time context memory, where it has one: (its id, content)."""
         ...
 
     def token_bits(self, memory_ids: Sequence[str]) -> dict[str, tuple[bytes, bytes | None]]:

@@ -5,7 +5,6 @@ from __future__ import annotations
 import hashlib
 import math
 import threading
-import unicodedata
 from array import array
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
@@ -17,6 +16,7 @@ from tinycontext.domain.listing import ListQuery
 from tinycontext.domain.memory import Memory, format_timestamp, ref_of
 from tinycontext.domain.text import (
     STOPWORDS,
+    fold,
     keyword_groups,
     searchable_text,
     stem_groups,
@@ -162,14 +162,14 @@ class InMemoryStore(Store):
 
     @staticmethod
     def _tokens(memory: Memory) -> list[str]:
-        return [_fold(t) for g in keyword_groups(searchable_text(memory.content)) for t in g]
+        return [fold(t) for g in keyword_groups(searchable_text(memory.content)) for t in g]
 
     def _bm25(
         self, groups: Sequence[Sequence[str]], docs: list[Memory], prefix_last: bool = False,
         field: Callable[[Memory], list[str]] | None = None,
     ) -> dict[str, float]:
         tokenised = {m.id: (field or self._tokens)(m) for m in docs}
-        groups = [[_fold(t) for t in g] for g in groups]
+        groups = [[fold(t) for t in g] for g in groups]
         n = len(docs) or 1
         avg = sum(len(t) for t in tokenised.values()) / n or 1.0
         scores: dict[str, float] = {}
@@ -228,13 +228,13 @@ class InMemoryStore(Store):
             live = self._live(scope)
             return max(live, key=lambda r: (r[1].created_at, r[0]))[1] if live else None
 
-    def contexts(self, memory_ids: Sequence[str]) -> dict[str, str]:
+    def contexts(self, memory_ids: Sequence[str]) -> dict[str, tuple[str, str]]:
         with self._lock:
             out = {}
             for mid in memory_ids:
                 context_id = self._context.get(mid, (None, ""))[0]
                 if context_id in self._rows:
-                    out[mid] = self._rows[context_id][1].content
+                    out[mid] = (context_id, self._rows[context_id][1].content)
             return out
 
     def token_bits(self, memory_ids: Sequence[str]) -> dict[str, tuple[bytes, bytes | None]]:
@@ -259,7 +259,7 @@ class InMemoryStore(Store):
             ]
             scores: dict[str, float] = {}
             if query.search:
-                search = [[_fold(t) for t in g] for g in query.search]
+                search = [[fold(t) for t in g] for g in query.search]
                 rows = [(s, m) for s, m in rows if _matches_all(self._tokens(m), search)]
                 scores = self._bm25(search, [m for _, m in rows], prefix_last=True)
             if query.sort == "recent":
@@ -358,12 +358,6 @@ class InMemoryStore(Store):
 
     def close(self) -> None:
         pass
-
-
-def _fold(token: str) -> str:
-    """Case and accent folding, as FTS5's unicode61 tokenizer with remove_diacritics 2 does."""
-    decomposed = unicodedata.normalize("NFKD", token)
-    return "".join(c for c in decomposed if not unicodedata.combining(c)).casefold()
 
 
 def _desc(text: str) -> str:

@@ -8,6 +8,7 @@ from tinycontext.domain import listing
 from tinycontext.domain.memory import EPISODIC, PROFILE, Memory
 from tinycontext.domain.recall import (
     LATE_DEPTH,
+    SCORE,
     Candidate,
     FusionWeights,
     budget_walk,
@@ -71,7 +72,7 @@ def semantic_recall(
     for position, hit in enumerate(dense, start=1):
         memories[hit.memory.id] = hit.memory
         fields.setdefault(hit.memory.id, {})["dense"] = (position, hit.score)
-    if service.config.recall_fusion == "score":
+    if service.config.recall_fusion == SCORE:
         # Score fusion reads every candidate's cosine: those only the keyword side found get
         # theirs from the store (rank fusion has no use for it).
         missed = [mid for mid, f in fields.items() if "dense" not in f]

@@ -16,7 +16,7 @@ from contextlib import AbstractContextManager, nullcontext
 
 from tinycontext.domain.memory import Memory
 from tinycontext.ports.clock import Clock
-from tinycontext.ports.embedder import Embedder, Vector
+from tinycontext.ports.embedder import Vector
 from tinycontext.ports.store import Store
 
 from .vectors import mix_context
@@ -29,7 +29,6 @@ class Reindexer:
     def __init__(
         self,
         store: Store,
-        embedder: Embedder,
         clock: Clock,
         model_key: str,
         embed_documents: Callable[[Sequence[str]], list[tuple[Vector, bytes | None]]],
@@ -40,7 +39,7 @@ class Reindexer:
     ) -> None:
         self._with_context = with_context
         self._stage = stage
-        self._store, self._embedder, self._clock = store, embedder, clock
+        self._store, self._clock = store, clock
         self._key, self._embed_documents = model_key, embed_documents
         self._batch = max(1, batch_size)
         self._background = background
@@ -107,15 +106,15 @@ class Reindexer:
         return len(batch)
 
     def _with_contexts(self, batch: list[Memory], vectors: list[Vector]) -> list[Vector]:
-        """Mix each memory's save-time context into its vector, as saving does."""
+        """Mix each memory's save-time context into its vector, as saving does. A context
+        memory is usually the one before it in the same batch: its own vector is reused."""
         contexts = self._store.contexts([m.id for m in batch])
-        if not contexts:
-            return vectors
-        order = [m.id for m in batch if m.id in contexts]
-        extra = self._embed_documents([contexts[i] for i in order])
-        mixed = {i: vector for i, (vector, _) in zip(order, extra, strict=True)}
+        own = {m.id: v for m, v in zip(batch, vectors, strict=True)}
+        missing = sorted({cid: text for cid, text in contexts.values() if cid not in own}.items())
+        made = self._embed_documents([text for _, text in missing])
+        own.update((cid, vector) for (cid, _), (vector, _) in zip(missing, made, strict=True))
         return [
-            mix_context(v, mixed[m.id]) if m.id in mixed else v
+            mix_context(v, own[contexts[m.id][0]]) if m.id in contexts else v
             for m, v in zip(batch, vectors, strict=True)
         ]
 

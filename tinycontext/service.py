@@ -31,6 +31,7 @@ from tinycontext.domain.memory import (
     parse_memory_key,
     ref_of,
 )
+from tinycontext.domain.recall import SCORE
 from tinycontext.ports.clock import Clock
 from tinycontext.ports.embedder import Embedder, Vector
 from tinycontext.ports.store import NewMemory, Store
@@ -80,7 +81,7 @@ class MemoryService:
         # session takes one as context without embedding its text again.
         self.recent_vectors = RecentVectors()
         self.reindexer = Reindexer(
-            store, embedder, clock, self.model_key, self.embed_documents,
+            store, clock, self.model_key, self.embed_documents,
             self.config.embedding_batch_size, background=background,
             stage=lambda: self._stage("reindex"),
             with_context=self.config.save_context_minutes > 0,
@@ -115,7 +116,7 @@ class MemoryService:
         """Whether recall rescores with token vectors (on by default; needs a model that
         exposes token states, which the default does)."""
         return (
-            self.config.recall_late_interaction and self.config.recall_fusion == "score"
+            self.config.recall_late_interaction and self.config.recall_fusion == SCORE
             and isinstance(self.embedder, TokenEmbedder) and self.embedder.has_tokens
         )
 

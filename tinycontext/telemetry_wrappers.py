@@ -134,7 +134,7 @@ class TracedStore(Store):
     def latest(self, scope: Scope) -> Memory | None:
         return self._run("latest", lambda: self.inner.latest(scope))  # type: ignore[no-any-return]
 
-    def contexts(self, memory_ids: Sequence[str]) -> dict[str, str]:
+    def contexts(self, memory_ids: Sequence[str]) -> dict[str, tuple[str, str]]:
         return self._run(  # type: ignore[no-any-return]
             "contexts", lambda: self.inner.contexts(memory_ids), **{ITEMS: len(memory_ids)}
         )

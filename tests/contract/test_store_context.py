@@ -73,7 +73,7 @@ def test_contexts_name_each_memorys_context_text(store):
     first, second, third = (mem(n, f"fact number {n}", created=day(1)) for n in (1, 2, 3))
     store.add([new(first), with_context(second, first), with_context(third, second)])
     assert store.contexts([first.id, second.id, third.id, mid(9)]) == {
-        second.id: first.content, third.id: second.content}
+        second.id: (first.id, first.content), third.id: (second.id, second.content)}
     assert store.contexts([]) == {}
 
 

@@ -351,7 +351,8 @@ def test_upgrade_to_v2_backfills_stems_and_context_per_tenant(pg_database: str) 
         conn.execute("ALTER TABLE tinycontext.memory_terms DROP COLUMN recall")
         conn.execute("DELETE FROM tinycontext.schema_version WHERE version > 1")
     store, other = PostgresStore(pg_database), PostgresStore(pg_database, tenant="t2")
-    assert store.contexts([first.id, second.id, later.id]) == {second.id: first.content}
+    assert store.contexts([first.id, second.id, later.id]) == {
+        second.id: (first.id, first.content)}
     hits = store.keyword_search(recall_terms("pottery classes"), EPI, 10)
     assert [h.memory.id for h in hits] == [first.id, second.id]  # by stem, then by context
     assert [h.memory.id for h in other.keyword_search(recall_terms("pottery"), EPI, 10)] == [

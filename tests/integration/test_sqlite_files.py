@@ -265,7 +265,7 @@ def test_upgrade_to_v6_fills_stems_and_save_time_context(db_path: Path) -> None:
     conn.close()
     store = SqliteStore(db_path)
     assert store.contexts([m.id for m in (first, second, third, later)]) == {
-        second.id: first.content}
+        second.id: (first.id, first.content)}
     hits = store.keyword_search(recall_terms("pottery classes"), Scope("episodic"), 10)
     assert [h.memory.id for h in hits][:2] == [later.id, first.id] or \
         [h.memory.id for h in hits][:2] == [first.id, later.id]

@@ -20,7 +20,8 @@ def save(svc, *contents: str, session_id: str | None = None) -> list[str]:
 
 
 def context_of(store, memory_id: str) -> str | None:
-    return store.contexts([memory_id]).get(memory_id)
+    found = store.contexts([memory_id]).get(memory_id)
+    return None if found is None else found[1]
 
 
 def test_each_memory_of_a_call_takes_the_one_before_as_context(svc, store):
@@ -128,3 +129,18 @@ def test_an_unrelated_previous_memory_is_not_context(svc, store):
     [hit] = store.nearest(EMB.embed(["Deploys are frozen from 20 December."])[0], svc.model_key,
                           Scope("episodic", "s"), 1)
     assert hit.memory.id == second and abs(hit.score - 1.0) < 1e-6  # nothing mixed in
+
+
+def test_re_embedding_runs_each_text_once_when_contexts_share_the_batch(make):
+    class Counting(HashEmbedder):
+        texts: list[str] = []
+
+        def embed_with_tokens(self, texts, drop_stopwords):  # type: ignore[no-untyped-def]
+            self.texts += list(texts)
+            return super().embed_with_tokens(texts, drop_stopwords)
+
+    save(make(), ADOPT, REPLY, WALK, session_id="s")
+    embedder = Counting(dimensions=32, key="other")
+    svc = make(embedder=embedder)
+    assert svc.reindexer.run_until_done() == 3
+    assert sorted(embedder.texts) == sorted([ADOPT, REPLY, WALK])  # contexts reused, not re-run
