@@ -13,6 +13,18 @@ REPLY = "The puppy is called Max and Caroline loves him."
 WALK = "Caroline walks the puppy every morning."
 
 
+class Counting(HashEmbedder):
+    """Keeps every text it runs through the model."""
+
+    def __init__(self, dimensions: int = 64, key: str = "hash-64") -> None:
+        super().__init__(dimensions, key)
+        self.texts: list[str] = []
+
+    def embed_with_tokens(self, texts, drop_stopwords):  # type: ignore[no-untyped-def]
+        self.texts += list(texts)
+        return super().embed_with_tokens(texts, drop_stopwords)
+
+
 def save(svc, *contents: str, session_id: str | None = None) -> list[str]:
     """Saves the contents in one call; their ids."""
     result = svc.save_memories([{"content": c} for c in contents], session_id=session_id)
@@ -105,13 +117,6 @@ def test_re_embedding_after_a_model_change_mixes_the_context_again(make, store):
 
 
 def test_a_single_save_reuses_the_previous_memorys_own_vector(make):
-    class Counting(HashEmbedder):
-        texts: list[str] = []
-
-        def embed_with_tokens(self, texts, drop_stopwords):  # type: ignore[no-untyped-def]
-            self.texts += list(texts)
-            return super().embed_with_tokens(texts, drop_stopwords)
-
     embedder = Counting()
     svc = make(embedder=embedder)
     save(svc, ADOPT, session_id="s")
@@ -132,13 +137,6 @@ def test_an_unrelated_previous_memory_is_not_context(svc, store):
 
 
 def test_re_embedding_runs_each_text_once_when_contexts_share_the_batch(make):
-    class Counting(HashEmbedder):
-        texts: list[str] = []
-
-        def embed_with_tokens(self, texts, drop_stopwords):  # type: ignore[no-untyped-def]
-            self.texts += list(texts)
-            return super().embed_with_tokens(texts, drop_stopwords)
-
     save(make(), ADOPT, REPLY, WALK, session_id="s")
     embedder = Counting(dimensions=32, key="other")
     svc = make(embedder=embedder)
