@@ -57,6 +57,27 @@ class UnauthorizedError(TinyContextError):
     code, status = "unauthorized", 401
 
 
+class StoreError(TinyContextError):
+    """The store itself failed (not the request): the message names the file or server and
+    what to do. Adapters raise the subclasses; nothing stored changed."""
+
+
+class StoreUnavailableError(StoreError):
+    code, status = "store_unavailable", 503
+
+
+class StoreReadOnlyError(StoreError):
+    code, status = "store_read_only", 503
+
+
+class StoreFullError(StoreError):
+    code, status = "store_full", 507
+
+
+class StoreCorruptError(StoreError):
+    code, status = "store_corrupt", 500
+
+
 class InternalError(TinyContextError):
     code, status = "internal_error", 500
 
@@ -74,6 +95,10 @@ ERROR_STATUS: dict[str, int] = {
         AmbiguousMemoryReferenceError,
         MemoryAlreadySupersededError,
         UnauthorizedError,
+        StoreUnavailableError,
+        StoreReadOnlyError,
+        StoreFullError,
+        StoreCorruptError,
         InternalError,
     )
 }
