@@ -53,6 +53,12 @@ class MemoryAlreadySupersededError(TinyContextError):
     code, status = "memory_already_superseded", 409
 
 
+class MemoryTooLargeError(TinyContextError):
+    """Content over `max_memory_tokens`: the message says to split it."""
+
+    code, status = "memory_too_large", 413
+
+
 class UnauthorizedError(TinyContextError):
     code, status = "unauthorized", 401
 
@@ -94,6 +100,7 @@ ERROR_STATUS: dict[str, int] = {
         MemoryNotFoundError,
         AmbiguousMemoryReferenceError,
         MemoryAlreadySupersededError,
+        MemoryTooLargeError,
         UnauthorizedError,
         StoreUnavailableError,
         StoreReadOnlyError,
