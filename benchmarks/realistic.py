@@ -33,8 +33,9 @@ class RealisticText:
                 for a, b in zip(words, words[1:], strict=False):
                     self._next.setdefault(a, []).append(b)
 
-    def memory_texts(self, seed: int = 7) -> Iterator[str]:
-        """An endless, deterministic stream of distinct texts of 15-40 words."""
+    def memory_texts(self, seed: int = 7, distinct: bool = True) -> Iterator[str]:
+        """An endless, deterministic stream of texts of 15-40 words, distinct unless
+        `distinct=False` (then nothing is remembered: a soak's own memory stays flat)."""
         rng = random.Random(seed)
         seen: set[str] = set()
         while True:
@@ -46,7 +47,9 @@ class RealisticText:
                 word = rng.choice(followers) if followers else rng.choice(self._starts)
                 words.append(word)
             text = " ".join(words)
-            if text not in seen:
+            if not distinct:
+                yield text
+            elif text not in seen:
                 seen.add(text)
                 yield text
 

@@ -1,0 +1,337 @@
+"""Memory soak: one process saves for --minutes while its resident memory is sampled.
+
+A long-running server must not grow without bound. This saves memories (one per call by
+default, like an agent) for `--minutes` (default 10) in one process, through the library's
+MemoryService (`--via service`, the default) or through a `tinycontext serve` process over
+Streamable HTTP MCP (`--via http`), and samples the process's RSS every `--every` seconds.
+
+What is expected to grow is the in-memory vector mirror (adapters/sqlite_mirror.py: sign bits,
+int8 codes and a slot map per memory) and SQLite's page cache up to its bound. In service mode
+each sample also shows what holds the memory: the mirror's arrays, SQLite's own allocations
+(sqlite3_memory_used), glibc's heap in use and free-but-kept (mallinfo2) and Python's
+allocated blocks; `--tracemalloc` adds the Python allocation sites that grew most.
+
+    python benchmarks/benchmark_soak.py --json-out benchmarks/results/soak.json
+    python benchmarks/benchmark_soak.py --minutes 2 --via http
+"""
+
+from __future__ import annotations
+
+import argparse
+import ctypes
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+if __package__ in (None, ""):  # run as a script: make `benchmarks` importable
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from benchmarks._common import (  # noqa: E402
+    Progress,
+    add_common_arguments,
+    machine_info,
+    machine_line,
+    make_service,
+    print_table,
+    settings,
+    throwaway_dir,
+    warn_if_busy,
+    write_json,
+)
+
+DEFAULT_DATA = Path(__file__).resolve().parent.parent.parent / "shared" / "data" / "locomo10.json"
+MB = 1024 * 1024
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--minutes", type=float, default=10.0, help="how long to save (10)")
+    parser.add_argument("--every", type=float, default=10.0, help="seconds between samples (10)")
+    parser.add_argument("--via", choices=("service", "http"), default="service",
+                        help="save through the library in this process (default) or through "
+                        "a `tinycontext serve` subprocess over MCP (its RSS is sampled)")
+    parser.add_argument("--batch", type=int, default=1, help="memories per save call (1)")
+    parser.add_argument("--warmup", type=int, default=200,
+                        help="saves before the first sample (model loaded, caches primed)")
+    parser.add_argument("--tracemalloc", action="store_true",
+                        help="service mode: trace Python allocations (slower) and list the "
+                        "sites that grew most")
+    parser.add_argument("--seed", type=int, default=7, help="seed of the generated texts")
+    parser.add_argument("--data", type=Path, default=DEFAULT_DATA,
+                        help=f"LoCoMo file the texts' vocabulary is learnt from ({DEFAULT_DATA})")
+    add_common_arguments(parser)
+    args = parser.parse_args(argv)
+    if not args.data.is_file():
+        parser.error(f"LoCoMo data not found at {args.data}: pass --data PATH")
+    if args.minutes <= 0 or args.every <= 0 or args.batch < 1:
+        parser.error("--minutes and --every must be positive, --batch at least 1")
+    return args
+
+
+def texts(args: argparse.Namespace) -> Iterator[str]:
+    from benchmarks.realistic import RealisticText
+
+    # Not distinct: remembering every text would grow this process's own memory.
+    return RealisticText(args.data).memory_texts(args.seed, distinct=False)
+
+
+def status_mb(pid: int | str = "self") -> dict[str, float]:
+    """VmRSS and its anonymous / file-backed parts of a process, in MiB."""
+    wanted = {"VmRSS": "rss_mb", "RssAnon": "anon_mb", "RssFile": "file_mb"}
+    out: dict[str, float] = {}
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        key = line.split(":", 1)[0]
+        if key in wanted:
+            out[wanted[key]] = int(line.split()[1]) / 1024.0
+    return out
+
+
+class _MallInfo2(ctypes.Structure):
+    _fields_ = [(name, ctypes.c_size_t) for name in (
+        "arena", "ordblks", "smblks", "hblks", "hblkhd", "usmblks", "fsmblks", "uordblks",
+        "fordblks", "keepcost")]
+
+
+def _mallinfo() -> Callable[[], dict[str, float]] | None:
+    """glibc's heap figures (all arenas): in use and free-but-kept, in MiB; None elsewhere."""
+    try:
+        libc = ctypes.CDLL(None)
+        call = libc.mallinfo2
+    except (OSError, AttributeError):
+        return None
+    call.restype = _MallInfo2
+
+    def read() -> dict[str, float]:
+        info = call()
+        return {"heap_used_mb": (info.uordblks + info.hblkhd) / MB,
+                "heap_free_mb": info.fordblks / MB}
+
+    return read
+
+
+def _sqlite_memory() -> Callable[[], float] | None:
+    """sqlite3_memory_used() of the SQLite library the store runs on (page caches and all)."""
+    from tinycontext.adapters.sqlite_driver import sqlite_module
+
+    module = sqlite_module()
+    native = sys.modules.get(f"{module.__name__}._sqlite3") or sys.modules.get("_sqlite3")
+    try:
+        call = ctypes.CDLL(native.__file__).sqlite3_memory_used  # type: ignore[union-attr]
+    except (OSError, AttributeError):
+        return None
+    call.restype = ctypes.c_int64
+    return lambda: call() / MB
+
+
+def mirror_mb(service: Any) -> float | None:
+    """Bytes the store's vector mirrors hold: arrays at their capacity plus the slot map
+    (a dict of int -> int: ~100 bytes an entry). Reads private fields: measurement only."""
+    mirrors = getattr(getattr(service.store, "_search", None), "_mirrors", None)
+    if mirrors is None:
+        return None
+    total = 0
+    for mirror in list(mirrors.values()):
+        view = getattr(mirror, "_view", None)
+        if view is not None:
+            total += sum(a.nbytes for a in (view.seqs, view.kinds, view.sessions, view.bits,
+                                            view.codes))
+        total += sys.getsizeof(mirror._pos) + 56 * len(mirror._pos)  # two int objects each
+    return total / MB
+
+
+def soak_service(args: argparse.Namespace, db: Path, progress: Progress) -> dict[str, Any]:
+    import tracemalloc
+
+    if args.tracemalloc:
+        tracemalloc.start(12)
+    service = make_service(db, args.model, **settings(args))
+    heap, sqlite = _mallinfo(), _sqlite_memory()
+    stream = texts(args)
+    counts = {"saves": 0, "saved": 0, "skipped": 0}
+
+    def save() -> None:
+        result = service.save_memories([{"content": next(stream)} for _ in range(args.batch)])
+        counts["saves"] += 1
+        counts["saved"] += len(result["saved"])
+        counts["skipped"] += len(result.get("skipped_duplicates", []))
+
+    def sample() -> dict[str, Any]:
+        row: dict[str, Any] = {**status_mb(), "mirror_mb": mirror_mb(service),
+                               "python_blocks": sys.getallocatedblocks()}
+        if sqlite is not None:
+            row["sqlite_mb"] = sqlite()
+        if heap is not None:
+            row.update(heap())
+        return row
+
+    for _ in range(args.warmup):
+        save()
+    before = tracemalloc.take_snapshot() if args.tracemalloc else None
+    samples = run_loop(args, save, sample, counts, progress)
+    grew: list[str] = []
+    if before is not None:
+        stats = tracemalloc.take_snapshot().compare_to(before, "lineno")
+        grew = [str(s) for s in stats[:15]]
+        tracemalloc.stop()
+    service.close()
+    return {"samples": samples, "counts": counts, "tracemalloc_top": grew}
+
+
+def soak_http(args: argparse.Namespace, db: Path, progress: Progress) -> dict[str, Any]:
+    import json
+    import socket
+
+    import anyio
+    import httpx
+    from mcp import Client
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = int(sock.getsockname()[1])
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("TINYCONTEXT_", "OTEL_"))}
+    env.update(TINYCONTEXT_MEMORY_DB_PATH=str(db),
+               TINYCONTEXT_CONFIG_FILE=str(db.parent / "no-config.json"),
+               TINYCONTEXT_MODELS_DIR=str(db.parent / "models"))
+    env.update({f"TINYCONTEXT_{k.upper()}": str(v) for k, v in settings(args).items()})
+    if args.model != "balanced":
+        env["TINYCONTEXT_EMBEDDING_MODEL"] = args.model
+    script = Path(sys.executable).parent / "tinycontext"
+    command = [str(script)] if script.exists() else [sys.executable, "-m", "tinycontext"]
+    server = subprocess.Popen([*command, "serve", "--port", str(port)], env=env,
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    base = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 120
+        while True:
+            try:
+                if httpx.get(base + "/health", timeout=1).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                if server.poll() is not None or time.monotonic() > deadline:
+                    raise SystemExit("tinycontext serve did not start") from None
+                time.sleep(0.1)
+        stream = texts(args)
+        counts = {"saves": 0, "saved": 0, "skipped": 0}
+
+        async def main() -> list[dict[str, Any]]:
+            async with Client(base + "/mcp") as client:
+                async def save() -> None:
+                    memories = [{"content": next(stream)} for _ in range(args.batch)]
+                    result = await client.call_tool("save_memories", {"memories": memories})
+                    if result.is_error:
+                        raise SystemExit(f"save failed: {result.content[0].text}")
+                    body = json.loads(result.content[0].text)
+                    counts["saves"] += 1
+                    counts["saved"] += len(body["saved"])
+                    counts["skipped"] += len(body.get("skipped_duplicates", []))
+
+                for _ in range(args.warmup):
+                    await save()
+                return await run_loop_async(args, save, lambda: status_mb(server.pid),
+                                            counts, progress)
+
+        samples = anyio.run(main)
+    finally:
+        server.terminate()
+        server.wait(timeout=60)
+    return {"samples": samples, "counts": counts, "tracemalloc_top": []}
+
+
+def _record(samples: list[dict[str, Any]], started: float, counts: dict[str, int],
+            row: dict[str, Any], progress: Progress) -> None:
+    row = {"seconds": round(time.monotonic() - started, 1), "memories": counts["saved"], **row}
+    samples.append(row)
+    progress(f"{row['memories']:,} memories saved, RSS {row['rss_mb']:.0f} MB"
+             + (f", mirror {row['mirror_mb']:.1f} MB" if row.get("mirror_mb") else ""))
+
+
+def run_loop(args: argparse.Namespace, save: Callable[[], None],
+             sample: Callable[[], dict[str, Any]], counts: dict[str, int],
+             progress: Progress) -> list[dict[str, Any]]:
+    samples: list[dict[str, Any]] = []
+    started = time.monotonic()
+    end, due = started + 60 * args.minutes, started
+    while True:
+        now = time.monotonic()
+        if now >= due or now >= end:
+            _record(samples, started, counts, sample(), progress)
+            due += args.every
+            if now >= end:
+                return samples
+        save()
+
+
+async def run_loop_async(args: argparse.Namespace, save: Callable[[], Any],
+                         sample: Callable[[], dict[str, Any]], counts: dict[str, int],
+                         progress: Progress) -> list[dict[str, Any]]:
+    samples: list[dict[str, Any]] = []
+    started = time.monotonic()
+    end, due = started + 60 * args.minutes, started
+    while True:
+        now = time.monotonic()
+        if now >= due or now >= end:
+            _record(samples, started, counts, sample(), progress)
+            due += args.every
+            if now >= end:
+                return samples
+        await save()
+
+
+def summary(samples: list[dict[str, Any]]) -> dict[str, Any]:
+    """Growth from the first sample to the last, per 10,000 memories saved in between."""
+    first, last = samples[0], samples[-1]
+    added = last["memories"] - first["memories"]
+    out: dict[str, Any] = {"memories_start": first["memories"], "memories_end": last["memories"],
+                           "rss_start_mb": first["rss_mb"], "rss_end_mb": last["rss_mb"],
+                           "rss_peak_mb": max(s["rss_mb"] for s in samples)}
+    for key in ("rss_mb", "anon_mb", "file_mb", "mirror_mb", "sqlite_mb", "heap_used_mb",
+                "heap_free_mb"):
+        if first.get(key) is not None and last.get(key) is not None and added > 0:
+            out[f"{key[:-3]}_mb_per_10k"] = (last[key] - first[key]) / added * 10_000
+    if "mirror_mb_per_10k" in out:
+        out["rss_minus_mirror_mb_per_10k"] = out["rss_mb_per_10k"] - out["mirror_mb_per_10k"]
+    if added > 0:  # the second half alone: still growing, or flattened out?
+        middle = min(samples, key=lambda s: abs(s["memories"] - (first["memories"] + added / 2)))
+        late = last["memories"] - middle["memories"]
+        if late > 0:
+            out["late_rss_mb_per_10k"] = (last["rss_mb"] - middle["rss_mb"]) / late * 10_000
+    return out
+
+
+COLUMNS = ("seconds", "memories", "rss_mb", "anon_mb", "file_mb", "mirror_mb", "sqlite_mb",
+           "heap_used_mb", "heap_free_mb", "python_blocks")
+
+
+def main(argv: list[str] | None = None) -> None:
+    args = parse_args(argv)
+    progress = Progress("soak", args.quiet)
+    warn_if_busy(progress)
+    run = soak_service if args.via == "service" else soak_http
+    with throwaway_dir("soak") as folder:
+        result = run(args, folder / "memories.db", progress)
+    samples = result["samples"]
+    shown = [c for c in COLUMNS if any(s.get(c) is not None for s in samples)]
+    step = max(1, len(samples) // 20)  # about 20 rows on screen; the JSON keeps every sample
+    rows = [[s.get(c) for c in shown] for s in samples[::step]]
+    if samples[-1] is not samples[::step][-1]:
+        rows.append([samples[-1].get(c) for c in shown])
+    print_table(shown, rows, f"RSS while saving ({args.via}, {args.batch} per save; "
+                f"{machine_line(machine_info())})")
+    found = summary(samples)
+    print_table(["figure", "value"], [[k, v] for k, v in found.items()])
+    counts = result["counts"]
+    print(f"\n{counts['saves']:,} saves, {counts['saved']:,} memories stored, "
+          f"{counts['skipped']:,} skipped as duplicates.")
+    for line in result["tracemalloc_top"]:
+        print(line)
+    write_json(args.json_out, "soak", args, {**result, "summary": found,
+                                             "malloc_env": {k: v for k, v in os.environ.items()
+                                                            if k.startswith("MALLOC_")}})
+
+
+if __name__ == "__main__":
+    main()
