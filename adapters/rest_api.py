@@ -22,6 +22,7 @@ from tinycontext.service import MemoryService
 
 from . import rest_models as m
 from .http_security import RequestGuardMiddleware
+from .http_telemetry import FASTAPI_TELEMETRY, RedactRequestSpan
 from .management import Management
 from .service_source import close_source, service_source, warm_up
 from .tenancy import Access, TenantGate
@@ -112,11 +113,13 @@ def create_app(
         description="The six memory operations over HTTP. Errors use the status of the error "
         'table with `{"detail": {"code", "message"}}`; malformed requests get 422.',
         lifespan=lifespan,
+        telemetry=FASTAPI_TELEMETRY,
     )
     app.router.routes.extend(mcp_routes)
     app.add_middleware(RequestGuardMiddleware, hosts=hosts)
     if access is not None and access.trust is not None:
-        app.add_middleware(TenantGate, access=access)  # outermost: 401 before anything else
+        app.add_middleware(TenantGate, access=access)  # 401 before anything else
+    app.add_middleware(RedactRequestSpan)  # outermost: also spans of refused requests
 
     @app.exception_handler(TinyContextError)
     async def domain_error(request: Request, exc: TinyContextError) -> JSONResponse:
