@@ -16,6 +16,7 @@ from typing import Any
 from urllib.parse import urlencode
 
 from tinycontext.domain.errors import InvalidRequestError
+from tinycontext.domain.limits import MAX_INTEGER
 from tinycontext.domain.listing import ListQuery
 from tinycontext.service import MemoryService
 
@@ -60,15 +61,17 @@ class Management:
 
 
 # -- parameters --------------------------------------------------------------------------
-def _whole(value: str | None, name: str, default: int, low: int, high: int | None) -> int:
+def _whole(value: str | None, name: str, default: int, low: int, high: int) -> int:
     if value is None or value == "":
         return default
-    if not value.isdigit():
+    # ASCII digits only: str.isdigit() also takes superscripts, which int() refuses.
+    if not (value.isascii() and value.isdigit()):
         raise InvalidRequestError(f"{name} must be a whole number, got {value[:20]!r}.")
-    number = int(value)
-    if number < low or (high is not None and number > high):
-        bound = f"between {low} and {high}" if high is not None else f"at least {low}"
-        raise InvalidRequestError(f"{name} must be {bound}, got {number}.")
+    # More digits than any 64-bit number: out of range without converting (and printing) it.
+    number = int(value) if len(value) <= len(str(MAX_INTEGER)) else MAX_INTEGER + 1
+    if number < low or number > high:
+        shown = str(number) if number <= MAX_INTEGER else f"a {len(value)}-digit number"
+        raise InvalidRequestError(f"{name} must be between {low} and {high}, got {shown}.")
     return number
 
 
@@ -96,8 +99,9 @@ def memories_view(
     session: str | None = None,
 ) -> dict[str, Any]:
     """A page of live memories: keyword search best match first, kind and order filters."""
-    number = _whole(page, "page", 1, 1, None)
     size = _whole(page_size, "page_size", DEFAULT_PAGE_SIZE, 1, MAX_PAGE_SIZE)
+    # The last page whose offset still fits in 64 bits.
+    number = _whole(page, "page", 1, 1, MAX_INTEGER // size)
     search, kind, order, session = _text(search), _text(kind), _text(order), _text(session)
     listed = service.list_memories(
         session_id=session, kind=kind, limit=size, offset=(number - 1) * size, sort=order,

@@ -5,7 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
-from .errors import InvalidRequestError, InvalidSortError, RecallBudgetError
+from .errors import InvalidRequestError, InvalidSortError
+from .limits import whole_number
 from .memory import check_kind, parse_instant
 from .text import keyword_groups
 
@@ -31,12 +32,6 @@ class ListQuery:
     recalled: bool | None = None
 
 
-def _whole_number(value: object, field: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise InvalidRequestError(f"{field} must be a whole number.")
-    return value
-
-
 def build_list_query(
     session_id: str | None,
     kind: object,
@@ -48,12 +43,8 @@ def build_list_query(
     search: object,
 ) -> ListQuery:
     """Check every list parameter; errors name the parameter and the fix."""
-    used_limit = 20 if limit is None else _whole_number(limit, "limit")
-    used_offset = 0 if offset is None else _whole_number(offset, "offset")
-    if used_limit < 1:
-        raise RecallBudgetError("limit must be at least 1.")
-    if used_offset < 0:
-        raise RecallBudgetError("offset must be 0 or more.")
+    used_limit = whole_number(limit, "limit", default=20, minimum=1)
+    used_offset = whole_number(offset, "offset", default=0, minimum=0)
     groups: tuple[tuple[str, ...], ...] = ()
     if search is not None:
         if not isinstance(search, str):

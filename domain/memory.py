@@ -63,13 +63,63 @@ class MemoryInput:
     kind: str = EPISODIC
 
 
+# Content rules, the same on every way in (save, update, import; every transport):
+# - C0/C1 control characters and DEL are removed, except tab, line feed and carriage return;
+#   the ones that break lines (VT, FF, FS, GS, RS, NEL) become a line feed;
+# - whitespace, zero-width characters, word joiners and byte-order marks are stripped from
+#   both ends (inside the text they stay: they join emoji and shape some scripts);
+# - text with nothing visible left is blank (`empty_memory`).
+_REMOVED_CONTROLS = re.compile("[\x00-\x08\x0e-\x1b\x1f\x7f-\x84\x86-\x9f]")
+_BREAKING_CONTROLS = re.compile("[\x0b\x0c\x1c-\x1e\x85]")
+_ANY_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f]")
+_ZERO_WIDTH = frozenset("\u200b\u200c\u200d\u2060\ufeff")
+# Characters nobody sees, listed (not taken from Unicode categories) so that the REST schema's
+# pattern states exactly this rule: controls, soft hyphen, fillers, zero-width characters and
+# joiners, direction marks, blank braille, variation selectors, invisible format and tag
+# characters. Whitespace (`\\s`) counts as invisible too.
+INVISIBLE = (
+    "\x00-\x1f\x7f-\x9f\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180b-\u180f"
+    "\u200b-\u200f\u202a-\u202e\u2060-\u206f\u2800\u3164\ufe00-\ufe0f\ufeff\uffa0"
+    "\U0001d173-\U0001d17a\U000e0000-\U000e0fff"
+)
+VISIBLE_PATTERN = "[^\\s" + INVISIBLE + "]"
+"""A regular expression that finds one visible character (the schema's non-blank rule)."""
+_VISIBLE = re.compile(VISIBLE_PATTERN)
+
+
+def has_visible(text: str) -> bool:
+    """Whether any character of `text` is one a reader would see."""
+    return _VISIBLE.search(text) is not None
+
+
+def _strip_edges(text: str) -> str:
+    # A scan from both ends: a regex anchored at the end backtracks quadratically over long
+    # runs of spaces inside the text.
+    def edge(ch: str) -> bool:
+        return ch.isspace() or ch in _ZERO_WIDTH
+
+    start, end = 0, len(text)
+    while start < end and edge(text[start]):
+        start += 1
+    while end > start and edge(text[end - 1]):
+        end -= 1
+    return text[start:end]
+
+
 def clean_content(content: object, *, what: str = "content") -> str:
-    """Stripped, non-blank, valid UTF-8 text, or an `empty_memory`/`invalid_request` error."""
+    """Text with control characters removed and invisible edges stripped, or an error:
+    `empty_memory` when nothing visible is left, `invalid_request` for non-text."""
     if not isinstance(content, str):
         raise InvalidRequestError(f"{what} must be a string, got {type(content).__name__}.")
-    text = content.strip()
-    if not text:
-        raise EmptyMemoryError(f"{what} is blank: write the fact to remember as plain text.")
+    text = content
+    if _ANY_CONTROL.search(text):
+        text = _BREAKING_CONTROLS.sub("\n", _REMOVED_CONTROLS.sub("", text))
+    text = _strip_edges(text)
+    if not has_visible(text):
+        raise EmptyMemoryError(
+            f"{what} is blank (nothing visible once whitespace, zero-width and control "
+            "characters are left out): write the fact to remember as plain text."
+        )
     try:
         text.encode("utf-8")
     except UnicodeEncodeError as exc:
@@ -92,20 +142,31 @@ def check_kind(kind: object) -> str:
     return kind.strip().lower()
 
 
+MAX_SESSION_CHARS = 200
+
+
 def check_session_id(session_id: object) -> str | None:
-    """None, or a stripped non-empty session id of at most 200 characters."""
+    """None, or a stripped non-empty session id of at most 200 characters, none of them a
+    control character (checked before stripping, as the REST schema states it)."""
     if session_id is None:
         return None
     if not isinstance(session_id, str):
         raise InvalidRequestError("session_id must be a string.")
+    if len(session_id) > MAX_SESSION_CHARS or _ANY_CONTROL.search(session_id):
+        raise InvalidRequestError(
+            f"session_id must be at most {MAX_SESSION_CHARS} printable characters; use a short "
+            "stable name."
+        )
     text = session_id.strip()
     if not text:
         return None
-    if len(text) > 200 or any(ord(ch) < 32 for ch in text):
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as exc:
         raise InvalidRequestError(
-            "session_id must be at most 200 printable characters; use a short stable name."
-        )
-    return clean_content(text, what="session_id")
+            f"session_id is not valid Unicode text (lone surrogate at position {exc.start})."
+        ) from exc
+    return text
 
 
 @dataclass(frozen=True, slots=True)

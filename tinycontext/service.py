@@ -18,10 +18,10 @@ from tinycontext.domain.errors import (
     EmptyMemoryError,
     InvalidRequestError,
     MemoryNotFoundError,
-    RecallBudgetError,
     SessionNotFoundError,
 )
 from tinycontext.domain.lifecycle import check_updatable, plan_deletion
+from tinycontext.domain.limits import whole_number
 from tinycontext.domain.memory import (
     Memory,
     MemoryInput,
@@ -51,13 +51,7 @@ RECENT_TOP_K = 5
 
 
 def _positive(value: object, name: str, default: int) -> int:
-    if value is None:
-        return default
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise InvalidRequestError(f"{name} must be a whole number.")
-    if value < 1:
-        raise RecallBudgetError(f"{name} must be at least 1.")
-    return value
+    return whole_number(value, name, default=default, minimum=1)
 
 
 class MemoryService:

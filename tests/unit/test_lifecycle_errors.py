@@ -63,6 +63,7 @@ SPEC_TABLE = {
     "memory_not_found": 404,
     "ambiguous_memory_reference": 409,
     "memory_already_superseded": 409,
+    "memory_too_large": 413,
     "unauthorized": 401,
     "internal_error": 500,
 }
