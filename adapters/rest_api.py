@@ -40,15 +40,22 @@ WHEN = {
     "memory_not_found": "no memory has that id or ref",
     "ambiguous_memory_reference": "a ref matching several memories (pass the full id)",
     "memory_already_superseded": "updating a memory a newer version already replaced",
+    "store_unavailable": "the store cannot be opened or reached (folder or file permissions, "
+    "locked by another process beyond the timeout, database down or refusing the login)",
+    "store_read_only": "a write to a read-only store (recall still works, without counting)",
+    "store_full": "no disk space left for the store",
+    "store_corrupt": "the store file is damaged (the message says how to salvage it)",
     "internal_error": "anything unexpected (no details are returned)",
 }
+# Any operation can meet a store that fails: every route documents these.
+STORE_ERRORS = ("store_unavailable", "store_read_only", "store_full", "store_corrupt")
 ID_ERRORS = ("empty_memory", "memory_not_found", "ambiguous_memory_reference", "invalid_request")
 
 
 def _errors(*codes: str) -> dict[int | str, dict[str, Any]]:
     """OpenAPI `responses` for these error codes, grouped by HTTP status."""
     by_status: dict[int, list[str]] = {}
-    for code in (*codes, "internal_error"):
+    for code in (*codes, *STORE_ERRORS, "internal_error"):
         by_status.setdefault(ERROR_STATUS[code], []).append(f"`{code}`: {WHEN[code]}")
     return {
         status: {"model": m.ErrorResponse, "description": "; ".join(lines)}
@@ -239,6 +246,13 @@ def __getattr__(name: str) -> Any:
     global _app
     if name == "app":
         if _app is None:
-            _app = app_from_environment()
+            try:
+                _app = app_from_environment()
+            except (TinyContextError, OSError) as exc:
+                # An ASGI server (`uvicorn tinycontext.adapters.rest_api:app`) would print its
+                # own 40-line traceback above the message: a bad setting gets the message only,
+                # as `tinycontext rest` prints it, and a non-zero exit.
+                text = exc.message if isinstance(exc, TinyContextError) else str(exc)
+                raise SystemExit(f"tinycontext: {text}") from None
         return _app
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

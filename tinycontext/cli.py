@@ -128,9 +128,26 @@ def _serving(transport: Literal["stdio", "http"], run: Callable[[Any], None]) ->
     return 0
 
 
+STDIO_HINT = (
+    "tinycontext: this is the MCP server on stdio, waiting for an MCP client to talk to it on "
+    "stdin (nothing to type here; Ctrl+C quits). Add it to your agent's MCP settings as "
+    "described in README.md (\"Use it from an MCP client\"); `tinycontext --help` lists the "
+    "HTTP, REST and doctor commands."
+)
+
+
+def _stdin_is_terminal() -> bool:
+    try:
+        return sys.stdin is not None and sys.stdin.isatty()
+    except (ValueError, OSError):  # closed or detached stdin: not a person typing
+        return False
+
+
 def cmd_mcp(args: argparse.Namespace) -> int:
     if (code := _needs("mcp", "mcp")) is not None:
         return code
+    if _stdin_is_terminal():  # started by hand, not by a client: say why nothing happens
+        print(STDIO_HINT, file=sys.stderr, flush=True)
     from tinycontext.adapters.mcp_transports import run_stdio
 
     return _serving("stdio", lambda s: run_stdio(s.source, s.management))
