@@ -3,8 +3,10 @@
 One memory per line with every stored field, the key of the model that embedded it and the
 embedding itself (base64 of little-endian float32, or null). Import keeps ids, timestamps
 and lifecycle fields, reuses embeddings made by the current model and re-embeds the rest,
-skips ids already present (so running it twice changes nothing), and stops at the first
-malformed line with its line number after committing every line before it.
+and skips ids already present (so running it twice changes nothing). It reads the file twice:
+first to check every line, supersede links included (a link to a missing id or a loop of
+links would hide memories from list and recall for good), then to store it in batches. A
+file with any bad line is refused with that line's number before anything is stored.
 """
 
 from __future__ import annotations
@@ -13,11 +15,14 @@ import base64
 import binascii
 import json
 import re
+import tempfile
 from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import IO, Any
 
+from tinycontext.domain.chains import Links, link_problems
 from tinycontext.domain.errors import InvalidRequestError, TinyContextError
 from tinycontext.domain.memory import (
     PROFILE,
@@ -36,12 +41,12 @@ _STAMP = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z$")
 class ImportFormatError(InvalidRequestError):
     """A line of an import file is not a valid memory record; the message names the line."""
 
-    def __init__(self, line: int, problem: str, imported: int) -> None:
+    def __init__(self, line: int, problem: str) -> None:
         super().__init__(
-            f"line {line}: {problem}. The {imported} memories before it were imported; fix the "
-            "line and run the import again (memories already present are skipped)."
+            f"line {line}: {problem}. Nothing was imported; fix the line and run the import "
+            "again."
         )
-        self.line, self.imported = line, imported
+        self.line = line
 
 
 # -- export ----------------------------------------------------------------------------------
@@ -162,6 +167,16 @@ def import_jsonl(
 ) -> ImportReport:
     """Import JSON Lines into the service's store (see module docstring for the guarantees)."""
     store: Store = service.store
+    with _replayable(lines) as again:
+        _check_file(store, again())
+        return _import_checked(service, again(), batch_size, progress)
+
+
+def _import_checked(
+    service: Any, lines: Iterable[str], batch_size: int,
+    progress: Callable[[ImportReport], None] | None,
+) -> ImportReport:
+    store: Store = service.store
     report = ImportReport()
     pending: list[tuple[Memory, bytes | None]] = []
     pending_ids: set[str] = set()
@@ -179,11 +194,7 @@ def import_jsonl(
         report.lines = number
         if not raw.strip():
             continue
-        try:
-            memory, vector = parse_record(raw)
-        except ValueError as exc:
-            flush()
-            raise ImportFormatError(number, str(exc), report.imported) from None
+        memory, vector = parse_record(raw)  # checked by _check_file
         if memory.id in pending_ids or store.find(memory.id, is_ref=False):
             report.already_present += 1
             continue
@@ -193,6 +204,60 @@ def import_jsonl(
             flush()
     flush()
     return report
+
+
+def _check_file(store: Store, lines: Iterable[str]) -> None:
+    """Every line parses and every supersede link can be stored, else ImportFormatError for
+    the first bad line (a link problem is only known once the whole file was read)."""
+    ids: set[str] = set()
+    links: dict[str, Links] = {}
+    line_of: dict[str, int] = {}
+    for number, raw in enumerate(lines, start=1):
+        if not raw.strip():
+            continue
+        try:
+            memory, _ = parse_record(raw)
+        except ValueError as exc:
+            raise ImportFormatError(number, str(exc)) from None
+        if memory.id in ids:
+            continue  # a repeated id is skipped on import, so its links do not count
+        ids.add(memory.id)
+        if memory.superseded_by or memory.supersedes:
+            links[memory.id] = Links(memory.superseded_by, memory.supersedes)
+            line_of[memory.id] = number
+    problems = link_problems(links, lambda i: i in ids or bool(store.find(i, is_ref=False)))
+    if problems:
+        first = min(problems, key=lambda p: line_of[p.memory_id])
+        raise ImportFormatError(line_of[first.memory_id], first.describe())
+
+
+@contextmanager
+def _replayable(lines: Iterable[str]) -> Iterator[Callable[[], Iterable[str]]]:
+    """Something that yields the same lines twice: a list as is, a seekable file rewound,
+    anything else (a pipe) copied to an owner-only temporary file that never outlives it."""
+    if isinstance(lines, list | tuple):
+        yield lambda: lines
+        return
+    seekable = getattr(lines, "seekable", None)
+    if seekable is not None and seekable():
+        stream: Any = lines
+        start = stream.tell()
+
+        def rewound() -> Iterable[str]:
+            stream.seek(start)
+            return stream
+
+        yield rewound
+        return
+    with tempfile.TemporaryFile("w+", encoding="utf-8") as spool:
+        for raw in lines:
+            spool.write(raw if raw.endswith("\n") else raw + "\n")
+
+        def spooled() -> Iterable[str]:
+            spool.seek(0)
+            return spool
+
+        yield spooled
 
 
 def _store_batch(service: Any, batch: list[tuple[Memory, bytes | None]]) -> int:

@@ -85,7 +85,7 @@ def test_import_re_embeds_when_the_model_differs(source: MemoryService, tmp_path
     assert target.recall_memories("Go", "borealis")["memories"][0]["scores"]["dense"] is not None
 
 
-def test_malformed_line_stops_with_its_number_keeping_earlier_lines(
+def test_malformed_line_is_refused_with_its_number_storing_nothing(
     source: MemoryService, tmp_path: Path,
 ) -> None:
     good = [json.dumps(r) for r in _export(source)]
@@ -98,13 +98,9 @@ def test_malformed_line_stops_with_its_number_keeping_earlier_lines(
         with pytest.raises(ImportFormatError) as caught:
             import_jsonl(target, lines, batch_size=2)
         assert caught.value.line == 5 and why in caught.value.message
-        assert target.list_memories(limit=50)["total_count"] + _superseded(target) == 3
+        assert "Nothing was imported" in caught.value.message and _export(target) == []
     fixed = import_jsonl(target, good)
-    assert (fixed.imported, fixed.already_present) == (2, 3)
-
-
-def _superseded(service: MemoryService) -> int:
-    return sum(1 for r in _export(service) if r["superseded_by"])
+    assert (fixed.imported, fixed.already_present) == (5, 0)
 
 
 def test_export_reads_the_store_a_page_at_a_time(source: MemoryService, monkeypatch: Any) -> None:

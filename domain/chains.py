@@ -1,0 +1,88 @@
+"""Supersede links of memories that come from outside: an import file, a salvaged store.
+
+Only the newest version of a memory is live. A memory superseded by an id that does not
+exist, or by a chain of versions that loops back on itself, has no live version at all and
+vanishes from list and recall. These checks find such links before anything is stored.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+
+FIELDS = ("superseded_by", "supersedes")
+
+
+@dataclass(frozen=True, slots=True)
+class Links:
+    """The two supersede links of one memory (either may be None)."""
+
+    superseded_by: str | None = None
+    supersedes: str | None = None
+
+    def target(self, field: str) -> str | None:
+        return self.superseded_by if field == FIELDS[0] else self.supersedes
+
+
+@dataclass(frozen=True, slots=True)
+class LinkProblem:
+    """A link that cannot be stored: `memory_id`'s `field` points at `target`.
+
+    `cycle` lists the memories of a loop in link order, starting with `memory_id`, the
+    member that comes first in the caller's mapping (the earliest line of a file)."""
+
+    memory_id: str
+    field: str
+    target: str
+    cycle: tuple[str, ...] = ()
+
+    def describe(self) -> str:
+        if self.target == self.memory_id:
+            return f"{self.field} points at the memory itself"
+        if self.cycle:
+            loop = " -> ".join([*self.cycle, self.cycle[0]])
+            return f"{self.field} links form a cycle ({loop}), so no version would stay live"
+        return f"{self.field} points at {self.target}, which is neither in the file nor stored"
+
+
+def link_problems(
+    links: Mapping[str, Links], exists: Callable[[str], bool]
+) -> list[LinkProblem]:
+    """Every self-link, link to an id that is not in `links` and not `exists`, and cycle.
+
+    `links` holds the memories that have links (insertion order decides which member of a
+    cycle it is reported on); `exists` says whether any other id is known (file or store)."""
+    problems: list[LinkProblem] = []
+    for memory_id, own in links.items():
+        for field in FIELDS:
+            target = own.target(field)
+            if target is None:
+                continue
+            if target == memory_id or (target not in links and not exists(target)):
+                problems.append(LinkProblem(memory_id, field, target))
+    order = {memory_id: i for i, memory_id in enumerate(links)}
+    for field in FIELDS:
+        for cycle in _cycles(links, field):
+            first = min(range(len(cycle)), key=lambda i: order[cycle[i]])
+            turned = cycle[first:] + cycle[:first]
+            problems.append(LinkProblem(turned[0], field, turned[1], tuple(turned)))
+    return problems
+
+
+def _cycles(links: Mapping[str, Links], field: str) -> list[tuple[str, ...]]:
+    """Loops of two or more memories following `field` (each memory has at most one link,
+    so a walk from every unvisited memory finds each loop once, in linear time)."""
+    done: set[str] = set()
+    found: list[tuple[str, ...]] = []
+    for start in links:
+        path: list[str] = []
+        on_path: dict[str, int] = {}
+        node: str | None = start
+        while node is not None and node in links and node not in done and node not in on_path:
+            on_path[node] = len(path)
+            path.append(node)
+            node = links[node].target(field)
+        if node is not None and node in on_path and len(path) - on_path[node] > 1:
+            found.append(tuple(path[on_path[node]:]))
+        done.update(path)
+    return found

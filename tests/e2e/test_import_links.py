@@ -1,0 +1,116 @@
+"""Import refuses supersede links that would hide memories: loops, self-links, missing ids."""
+
+from __future__ import annotations
+
+import io
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.e2e.servers import run_cli
+from tests.fakes import FixedClock, HashEmbedder, WordTokenizer
+from tinycontext.adapters.export_import import ImportFormatError, export_jsonl, import_jsonl
+from tinycontext.adapters.sqlite_store import SqliteStore
+from tinycontext.config import TinyContextConfig
+from tinycontext.container import build_service
+from tinycontext.domain.chains import Links, link_problems
+from tinycontext.service import MemoryService
+
+IDS = [f"{i:08x}-1111-4222-8333-444444444444" for i in range(1, 8)]
+
+
+def _row(n: int, **links: Any) -> dict[str, Any]:
+    return {"id": IDS[n], "kind": "episodic", "session_id": "s", "content": f"Fact number {n}.",
+            "created_at": f"2026-01-0{n + 1}T08:00:00Z", "embedding": None, **links}
+
+
+def _lines(*rows: dict[str, Any]) -> list[str]:
+    return [json.dumps(r) + "\n" for r in rows]
+
+
+@pytest.fixture
+def target(tmp_path: Path) -> Iterator[MemoryService]:
+    path = tmp_path / "target.db"
+    service = build_service(TinyContextConfig(memory_db_path=str(path)), store=SqliteStore(path),
+                            embedder=HashEmbedder(), tokenizer=WordTokenizer(),
+                            clock=FixedClock(), background=False)
+    yield service
+    service.close()
+
+
+def _stored(service: MemoryService) -> int:
+    out = io.StringIO()
+    return export_jsonl(service.store, out)
+
+
+BAD_FILES = {
+    "self-link": ([_row(0), _row(1, superseded_by=IDS[1], superseded_at="2026-01-03T08:00:00Z")],
+                  2, "points at the memory itself"),
+    "two-cycle": ([_row(0), _row(1, superseded_by=IDS[2]), _row(2, superseded_by=IDS[1])],
+                  2, f"cycle ({IDS[1]} -> {IDS[2]} -> {IDS[1]})"),
+    "three-cycle": ([_row(3, superseded_by=IDS[4]), _row(4, superseded_by=IDS[5]), _row(0),
+                     _row(5, superseded_by=IDS[3])], 1, "superseded_by links form a cycle"),
+    "supersedes-cycle": ([_row(0), _row(1, supersedes=IDS[2]), _row(2, supersedes=IDS[1])],
+                         2, "supersedes links form a cycle"),
+    "missing-successor": ([_row(0), _row(1), _row(2, superseded_by=IDS[6])], 3,
+                          f"superseded_by points at {IDS[6]}, which is neither in the file"),
+    "missing-predecessor": ([_row(0, supersedes=IDS[6])], 1, "supersedes points at"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(BAD_FILES))
+def test_bad_links_are_refused_with_their_line_and_nothing_is_stored(
+    target: MemoryService, case: str,
+) -> None:
+    rows, line, why = BAD_FILES[case]
+    with pytest.raises(ImportFormatError) as caught:
+        import_jsonl(target, _lines(*rows), batch_size=1)
+    assert caught.value.line == line and why in caught.value.message, caught.value.message
+    assert caught.value.code == "invalid_request" and "Nothing was imported" in caught.value.message
+    assert _stored(target) == 0
+
+
+def test_links_may_point_forward_or_at_stored_memories(target: MemoryService) -> None:
+    at = "2026-01-05T08:00:00Z"
+    first = _lines(_row(0, superseded_by=IDS[1], superseded_at=at), _row(1, supersedes=IDS[0]))
+    assert import_jsonl(target, first, batch_size=1).imported == 2
+    # A later file may continue a chain whose older versions are already stored.
+    later = _lines(_row(2, supersedes=IDS[1]))
+    assert import_jsonl(target, later).imported == 1
+    live = [m["id"] for m in target.list_memories(limit=10)["memories"]]
+    assert IDS[1] in live and IDS[0] not in live
+
+
+def test_a_bad_line_anywhere_stores_nothing_from_a_pipe(target: MemoryService) -> None:
+    """A one-shot stream (stdin) is read twice through a private spool file."""
+    rows = [_row(0), _row(1), _row(2, superseded_by=IDS[6])]
+    with pytest.raises(ImportFormatError) as caught:
+        import_jsonl(target, (line for line in _lines(*rows)), batch_size=1)
+    assert caught.value.line == 3 and _stored(target) == 0
+    report = import_jsonl(target, (line.rstrip("\n") for line in _lines(*rows[:2])))
+    assert report.imported == 2 and _stored(target) == 2
+
+
+def test_cycle_members_are_reported_once_on_the_earliest() -> None:
+    links = {IDS[2]: Links(IDS[3]), IDS[3]: Links(IDS[4]), IDS[4]: Links(IDS[2]),
+             IDS[5]: Links(supersedes=IDS[5]), IDS[0]: Links(IDS[1])}
+    problems = link_problems(links, lambda i: i == IDS[1])
+    assert [(p.memory_id, p.field, p.cycle) for p in problems] == [
+        (IDS[5], "supersedes", ()),
+        (IDS[2], "superseded_by", (IDS[2], IDS[3], IDS[4])),
+    ]
+
+
+@pytest.mark.slow
+def test_cli_import_refuses_a_cycle_without_storing(tmp_path: Path) -> None:
+    bad = tmp_path / "cycle.jsonl"
+    bad.write_text("".join(_lines(_row(0), _row(1, superseded_by=IDS[2]),
+                                  _row(2, superseded_by=IDS[1]))))
+    done = run_cli(tmp_path, "import", str(bad))
+    assert done.returncode == 1 and "line 2" in done.stderr and "cycle" in done.stderr
+    assert "Traceback" not in done.stderr
+    exported = run_cli(tmp_path, "export")
+    assert exported.returncode == 0 and exported.stdout == ""
