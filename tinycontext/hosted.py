@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from tinycontext.config import ENV_PREFIX, ConfigError, TinyContextConfig
+from tinycontext.hosted_checks import ALLOW_BROAD, SECRET_HINT, check_strength, proxy_networks
 
 log = logging.getLogger("tinycontext.hosted")
 
@@ -28,7 +29,6 @@ MIN_PROXY_TOKEN_BYTES = 32
 MIN_MANAGEMENT_TOKEN_CHARS = 24
 DEFAULT_MAX_OPEN_STORES = 64
 MAX_OPEN_STORES_LIMIT = 100_000
-SECRET_HINT = "e.g. `python -c \"import secrets; print(secrets.token_urlsafe(48))\"`"
 HEADER_NAME = re.compile(r"^[A-Za-z0-9!#$%&'*+.^_`|~-]{1,64}$")
 RESERVED_HEADERS = frozenset({
     "host", "authorization", "cookie", "content-type", "content-length", "accept",
@@ -63,29 +63,6 @@ def _get(env: Mapping[str, str], name: str) -> str:
     return env.get(ENV_PREFIX + name, "").strip()
 
 
-def _networks(raw: str, problems: list[str]) -> tuple[Any, ...]:
-    name = ENV_PREFIX + "TRUSTED_PROXY_CIDRS"
-    if not raw:
-        problems.append(f"{name} is required: the proxy's address or network, e.g. "
-                        "10.0.0.5/32 or 172.20.0.0/16 (comma-separated for several).")
-        return ()
-    found = []
-    for item in (part.strip() for part in re.split(r"[,\s]+", raw)):
-        if not item:
-            continue
-        try:
-            network = ipaddress.ip_network(item, strict=True)
-        except ValueError as exc:
-            problems.append(f"{name}: {item!r} is not a valid CIDR ({exc}).")
-            continue
-        if network.prefixlen == 0:
-            problems.append(f"{name}: {item!r} trusts every address; name the proxy's own "
-                            "address or network.")
-            continue
-        found.append(network)
-    return tuple(found)
-
-
 def _secret(env: Mapping[str, str], key: str, minimum: int, what: str,
             problems: list[str]) -> bytes:
     raw = _get(env, key).encode("utf-8")
@@ -96,6 +73,8 @@ def _secret(env: Mapping[str, str], key: str, minimum: int, what: str,
     elif len(raw) < minimum:
         problems.append(f"{name} is {len(raw)} bytes; at least {minimum} are needed "
                         f"({SECRET_HINT}).")
+    else:
+        check_strength(name, raw.decode("utf-8"), problems)
     return raw
 
 
@@ -179,6 +158,8 @@ def load_server_settings(
     if token is not None and len(token) < MIN_MANAGEMENT_TOKEN_CHARS:
         problems.append(f"{ENV_PREFIX}MANAGEMENT_TOKEN is {len(token)} characters; at least "
                         f"{MIN_MANAGEMENT_TOKEN_CHARS} are needed ({SECRET_HINT}).")
+    elif token is not None:
+        check_strength(ENV_PREFIX + "MANAGEMENT_TOKEN", token, problems)
     if management and transport == "http" and not tenancy and token is None:
         problems.append(f"{ENV_PREFIX}MANAGEMENT=on over HTTP needs a way to authenticate: set "
                         f"{ENV_PREFIX}MANAGEMENT_TOKEN ({MIN_MANAGEMENT_TOKEN_CHARS}+ characters, "
@@ -199,7 +180,9 @@ def load_server_settings(
     if token is not None and token.encode() == proxy_token:
         problems.append(f"{ENV_PREFIX}MANAGEMENT_TOKEN must differ from the proxy token.")
     settings = ServerSettings(
-        tenancy=True, networks=_networks(_get(env, "TRUSTED_PROXY_CIDRS"), problems),
+        tenancy=True,
+        networks=proxy_networks(_get(env, "TRUSTED_PROXY_CIDRS"),
+                                _switch(env, ALLOW_BROAD, problems), problems),
         tenant_secret=secret, proxy_token=proxy_token,
         # On PostgreSQL no file is written per user: a store folder would go unused.
         store_dir=None if postgres else _store_dir(_get(env, "TENANT_STORE_DIR"), problems),

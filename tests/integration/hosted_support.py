@@ -22,9 +22,10 @@ from tests.e2e.servers import free_port
 from tests.fakes import FixedClock, HashEmbedder, WordTokenizer
 from tinycontext.config import TinyContextConfig
 
-SECRET = "tenant-secret-" + "s" * 40
-TOKEN = "proxy-token-" + "t" * 40
-OPERATOR = "operator-token-" + "o" * 24
+# Generated values (secrets.token_urlsafe): hosted mode refuses patterned ones like "ssss...".
+SECRET = "tenant-secret-6FTeYeoTYD4ex4Jp9UQGPCKHJHQoqClb3fH2jxrE"
+TOKEN = "proxy-token-rVwy0ItPLBg1JiNgsS6GBsYt8uT6N_QWe6ESeRbm"
+OPERATOR = "operator-token-KeiuYXMMS6UPlogAUeXt5ath7d"
 TRUSTED, UNTRUSTED = "127.0.0.1", "127.0.0.2"
 USER_HEADER = "X-TinyContext-User-Id"
 
