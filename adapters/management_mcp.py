@@ -16,7 +16,7 @@ from typing import Any
 
 from mcp.server.mcpserver import MCPServer
 from mcp.shared.exceptions import MCPError
-from mcp_types import INVALID_PARAMS
+from mcp_types import INTERNAL_ERROR, INVALID_PARAMS
 
 from tinycontext.domain.errors import TinyContextError
 from tinycontext.service import MemoryService
@@ -98,7 +98,9 @@ def _read(build: Callable[[], dict[str, Any]]) -> str:
     try:
         return _dump(build())
     except TinyContextError as exc:
-        raise MCPError(INVALID_PARAMS, f"{exc.code}: {exc.message}", {"code": exc.code}) from None
+        # A store that fails is the server's problem, not the caller's parameters.
+        kind = INTERNAL_ERROR if exc.status >= 500 else INVALID_PARAMS
+        raise MCPError(kind, f"{exc.code}: {exc.message}", {"code": exc.code}) from None
 
 
 def manifest(management: Management, caller: Caller | None) -> dict[str, Any]:

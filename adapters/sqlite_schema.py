@@ -153,16 +153,27 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
 SCHEMA_VERSION = len(MIGRATIONS)
 
 
+def schema_version(conn: Any) -> int:
+    """The file's schema version; one newer than this code knows is refused."""
+    current = int(conn.execute("PRAGMA user_version").fetchone()[0])
+    if current > SCHEMA_VERSION:
+        raise RuntimeError(
+            f"this database has schema version {current}, newer than this TinyContext "
+            f"({SCHEMA_VERSION}); upgrade with `pip install -U tinysuite-context`."
+        )
+    return current
+
+
 def migrate(conn: Any) -> int:
     """Bring the database to SCHEMA_VERSION inside one write transaction; returns the old one."""
+    current = schema_version(conn)
+    if current == SCHEMA_VERSION:
+        # Nothing to do: no write lock, so opening a store never waits on (or fails behind)
+        # another process's long write, and a read-only file opens as well.
+        return current
     conn.execute("BEGIN IMMEDIATE")
     try:
-        current = conn.execute("PRAGMA user_version").fetchone()[0]
-        if current > SCHEMA_VERSION:
-            raise RuntimeError(
-                f"this database has schema version {current}, newer than this TinyContext "
-                f"({SCHEMA_VERSION}); upgrade with `pip install -U tinysuite-context`."
-            )
+        current = schema_version(conn)
         for version in range(current, SCHEMA_VERSION):
             for statement in MIGRATIONS[version]:
                 conn.execute(statement)
@@ -170,6 +181,7 @@ def migrate(conn: Any) -> int:
             conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
         conn.execute("COMMIT")
     except BaseException:
-        conn.execute("ROLLBACK")
+        if conn.in_transaction:  # SQLite may have rolled back already (a full disk)
+            conn.execute("ROLLBACK")
         raise
-    return int(current)
+    return current

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from tinycontext.domain import listing
+from tinycontext.domain.errors import StoreError, StoreReadOnlyError
 from tinycontext.domain.memory import EPISODIC, PROFILE, Memory
 from tinycontext.domain.recall import (
     LATE_DEPTH,
@@ -112,8 +113,8 @@ def semantic_recall(
         ranked = rank(candidates, weights, service.config.recall_rrf_cutoff, limit=k, late=late)
         cut = budget_walk([service._cost(memories[r.memory_id]) for r in ranked], budget)
     chosen = ranked[: cut.count]
-    service.store.mark_recalled([r.memory_id for r in chosen], now)
-    return {
+    counting = count_recalls(service, [r.memory_id for r in chosen], now)
+    result: dict[str, Any] = {
         "mode": "semantic",
         "memories": [
             {
@@ -134,6 +135,24 @@ def semantic_recall(
         "truncated": cut.truncated,
         "matched_count": len(ranked),
     }
+    if counting:
+        result["notice"] = counting
+    return result
+
+def count_recalls(service: MemoryService, memory_ids: list[str], now: str) -> str | None:
+    """Add one to each recalled memory's count; a store that cannot take the write (a
+    read-only backup or mount, a full disk) still answers: the notice says what was skipped."""
+    try:
+        service.store.mark_recalled(memory_ids, now)
+    except StoreReadOnlyError:
+        return "The store is read-only, so recall counts were not updated."
+    except StoreError as exc:
+        return (
+            f"Recall counts were not updated ({exc.code}): the store cannot be written right "
+            "now; the recalled memories are unaffected. Run `tinycontext doctor` to see why."
+        )
+    return None
+
 
 def profile_pool(service: MemoryService) -> list[dict[str, Any]]:
     query = listing.build_list_query(

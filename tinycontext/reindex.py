@@ -14,6 +14,7 @@ import time
 from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager, nullcontext
 
+from tinycontext.domain.errors import StoreError
 from tinycontext.domain.memory import Memory
 from tinycontext.ports.clock import Clock
 from tinycontext.ports.embedder import Vector
@@ -145,6 +146,9 @@ class Reindexer:
         try:
             self.run_until_done()
             self.maintain_until_done()
+        except StoreError as exc:  # e.g. a read-only store: said once, no traceback
+            log.warning("re-embedding stopped: %s", exc.message)
+            self.running = False
         except Exception:  # noqa: BLE001 - logged without content; retried on next start
             log.exception("re-embedding stopped; it resumes on the next start")
             self.running = False

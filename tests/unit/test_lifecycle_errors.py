@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import re
+from pathlib import Path
+
 import pytest
 
 from tinycontext.domain import errors
@@ -65,6 +68,10 @@ SPEC_TABLE = {
     "memory_already_superseded": 409,
     "memory_too_large": 413,
     "unauthorized": 401,
+    "store_unavailable": 503,
+    "store_read_only": 503,
+    "store_full": 507,
+    "store_corrupt": 500,
     "internal_error": 500,
 }
 
@@ -76,8 +83,17 @@ def test_error_table_matches_spec():
 def test_every_error_class_has_a_code_in_the_table():
     classes = [c for c in vars(errors).values()
                if isinstance(c, type) and issubclass(c, TinyContextError)]
-    assert len(classes) == 12  # the root plus eleven codes
+    # The root and StoreError (the family of store failures) are not codes of their own.
+    assert {c.code for c in classes if c not in (TinyContextError, errors.StoreError)} == set(
+        SPEC_TABLE)
     for cls in classes:
         assert SPEC_TABLE[cls.code] == cls.status
         err = cls("why it failed")
         assert str(err) == err.message == "why it failed"
+
+
+def test_the_documented_error_table_matches_the_code() -> None:
+    """docs/rest.md's table (code, HTTP status) is the one the transports use."""
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "rest.md").read_text()
+    rows = re.findall(r"^\| `([a-z_]+)` \| (\d{3}) \|", doc, flags=re.MULTILINE)
+    assert {code: int(status) for code, status in rows} == ERROR_STATUS

@@ -1,0 +1,92 @@
+"""Run by test_store_read_only.py in a process that cannot write the store (a read-only mount,
+or file permissions): every operation through the Python API, REST and MCP; prints JSON."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import anyio
+import httpx
+from mcp import Client
+
+from tests.e2e.servers import uvicorn_thread
+from tests.fakes import FixedClock, HashEmbedder, WordTokenizer
+from tinycontext.adapters.mcp_server import create_mcp_server
+from tinycontext.adapters.rest_api import create_app
+from tinycontext.adapters.sqlite_store import SqliteStore
+from tinycontext.config import TinyContextConfig
+from tinycontext.container import build_service
+from tinycontext.domain.errors import TinyContextError
+from tinycontext.service import MemoryService
+
+
+def open_service(path: Path) -> MemoryService:
+    return build_service(
+        TinyContextConfig(memory_db_path=str(path)), store=SqliteStore(path),
+        embedder=HashEmbedder(), tokenizer=WordTokenizer(), clock=FixedClock(),
+        background=False,
+    )
+
+
+def outcome(call: Any) -> dict[str, Any]:
+    try:
+        return {"ok": call()}
+    except TinyContextError as exc:
+        return {"code": exc.code, "message": exc.message}
+
+
+def python_api(path: Path) -> dict[str, Any]:
+    service = open_service(path)
+    try:
+        first = service.list_memories(session_id="work")["memories"][0]["id"]
+        return {
+            "recall": outcome(lambda: service.recall_memories("billing job", session_id="work")),
+            "recent": outcome(lambda: service.recall_memories(session_id="work")),
+            "list": outcome(lambda: service.list_memories(session_id="work")),
+            "get": outcome(lambda: service.get_memory(first)),
+            "save": outcome(lambda: service.save_memories([{"content": "Cannot be kept."}])),
+            "update": outcome(lambda: service.update_memory(first, "Cannot be changed.")),
+            "delete": outcome(lambda: service.delete_memory(first)),
+        }
+    finally:
+        service.close()
+
+
+def rest(path: Path) -> dict[str, Any]:
+    app = create_app(open_service(path), warm=False)
+    with uvicorn_thread(app) as base, httpx.Client(base_url=base, timeout=60) as client:
+        calls = {
+            "recall": client.post("/recall_memories", json={"query": "billing job"}),
+            "list": client.get("/list_memories"),
+            "save": client.post("/save_memories", json={"memories": [{"content": "No."}]}),
+        }
+    return {name: {"status": r.status_code, "body": r.json()} for name, r in calls.items()}
+
+
+def mcp(path: Path) -> dict[str, Any]:
+    service = open_service(path)
+    server = create_mcp_server(service, warm=False)
+
+    async def main() -> dict[str, Any]:
+        async with Client(server) as client:
+            out = {}
+            for name, args in (
+                ("recall_memories", {"query": "billing job"}),
+                ("save_memories", {"memories": [{"content": "No."}]}),
+            ):
+                result = await client.call_tool(name, args)
+                out[name] = {"error": result.is_error, "text": result.content[0].text}  # type: ignore[union-attr]
+            return out
+
+    try:
+        return anyio.run(main)
+    finally:
+        service.close()
+
+
+if __name__ == "__main__":
+    store = Path(sys.argv[1])
+    print(json.dumps({"python": python_api(store), "rest": rest(store), "mcp": mcp(store)}))
