@@ -160,7 +160,11 @@ class RecallResponse(_Response):
     profile: list[ProfileMemory] = Field(
         description="Profile memories, newest first, trimmed to profile_max_tokens."
     )
-    notice: str | None = Field(default=None, description="Background re-embedding progress.")
+    notice: str | None = Field(
+        default=None,
+        description="Background re-embedding progress, or that recall counts were not updated "
+        "(a read-only store).",
+    )
 
 
 class ListedMemory(_Response):
