@@ -88,6 +88,7 @@ def test_dockerfile_rules() -> None:
     assert build_env.get("PIP_NO_CACHE_DIR") == "1"
     assert any(k == "RUN" and 'pip install ".[${EXTRAS}]"' in r for k, r in steps)
     assert "server" in args["EXTRAS"].split(",")  # the default image can serve
+    assert "telemetry" in args["EXTRAS"].split(",")  # and export OTLP once configured
 
     final = final_stage()
     kinds = [k for k, _ in final]

@@ -25,8 +25,24 @@ TOKEN = "tok-Axolotl-9ad3c61e5b7f40e2"
 TOOL = "tool-Okapi-3318"
 PLANTED = (CONTENT, "Zebra-7781", "Quokka", QUERY, SESSION, "Wombat", USER, "Pangolin", TOKEN,
            "Axolotl", TOOL, "Okapi", "Narwhal")
+PROXY_TOKEN = "X-TinyContext-Proxy-Token"
 SECRET_HEADERS = {"Authorization": f"Bearer {TOKEN}", "Cookie": f"sid={TOKEN}",
                   "X-User-Id": USER, "X-Api-Key": TOKEN}
+
+
+def hosted_settings() -> dict[str, str]:
+    """Hosted mode with management, its secrets generated (never a planted string)."""
+    import secrets
+
+    return {"TINYCONTEXT_TENANT_SECRET": secrets.token_urlsafe(48),
+            "TINYCONTEXT_TRUSTED_PROXY_TOKEN": secrets.token_urlsafe(48),
+            "TINYCONTEXT_MANAGEMENT": "on",
+            "TINYCONTEXT_MANAGEMENT_TOKEN": secrets.token_urlsafe(48)}
+
+
+def hosted_headers(settings: dict[str, str]) -> dict[str, str]:
+    """What the authenticating proxy adds for the planted user."""
+    return {PROXY_TOKEN: settings["TINYCONTEXT_TRUSTED_PROXY_TOKEN"], "X-TinyContext-User-Id": USER}
 
 
 def _providers(mode: str) -> tuple[Any, Any]:
@@ -162,10 +178,10 @@ def _hosted(db: Path, kind: str) -> list[str]:
     """Hosted mode (REST + /mcp, or Streamable HTTP MCP only) for a planted user id."""
     import anyio
 
-    from tests.integration.hosted_support import OPERATOR, hosted_server, proxy_headers
+    from tests.integration.hosted_support import hosted_server
 
-    env = {"TINYCONTEXT_MANAGEMENT": "on", "TINYCONTEXT_MANAGEMENT_TOKEN": OPERATOR}
-    headers = {**SECRET_HEADERS, **proxy_headers(USER)}
+    env = hosted_settings()
+    headers = {**SECRET_HEADERS, **hosted_headers(env)}
     refs: list[str] = []
     (db / kind).mkdir()
     with hosted_server(db / kind, kind=kind, **env) as server:
@@ -177,7 +193,7 @@ def _hosted(db: Path, kind: str) -> list[str]:
                 http.get("/recall_memories", params={"query": QUERY, "session_id": SESSION})
                 http.get("/list_memories", params={"search": "Zebra-7781"})
                 http.get("/recall_memories", params={"query": QUERY},
-                         headers={"X-TinyContext-Proxy-Token": TOKEN})  # 401
+                         headers={PROXY_TOKEN: TOKEN})  # 401
         refs += anyio.run(_mcp_session, server.base + "/mcp", headers)
     return refs
 
