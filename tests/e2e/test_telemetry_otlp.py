@@ -105,8 +105,7 @@ def otlp_grpc_receiver() -> Iterator[tuple[str, list[tuple[str, bytes]]]]:
 def _otel_env(endpoint: str, **extra: str) -> dict[str, str]:
     return {"OTEL_EXPORTER_OTLP_ENDPOINT": endpoint, "OTEL_BSP_SCHEDULE_DELAY": "200",
             "OTEL_METRIC_EXPORT_INTERVAL": "500", "FASTAPI_OTEL_AUTO_CONFIGURE": "true",
-            "OTEL_INSTRUMENTATION_HTTP_CAPTURE_HEADERS_SERVER_REQUEST": ".*",
-            "OTEL_PYTHON_LOG_CORRELATION": "true", **extra}
+            "OTEL_INSTRUMENTATION_HTTP_CAPTURE_HEADERS_SERVER_REQUEST": ".*", **extra}
 
 
 def _decode(received: list[tuple[str, bytes]]) -> tuple[set[str], set[str], set[str]]:
