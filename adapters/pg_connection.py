@@ -1,7 +1,8 @@
 """psycopg 3 connection pool for the PostgreSQL store: lazy open, tenant-scoped transactions.
 
 One `SharedPgPool` holds the connections; a `PgPool` is one tenant's view of it, so hosted
-mode serves every user of a replica over one bounded pool.
+mode serves every user of a replica over one bounded pool. Server failures (down, refusing
+the login, read-only, full, damaged) leave `SharedPgPool` as coded store errors (pg_errors).
 
 Each transaction first sets `tinycontext.tenant` (transaction-local), the key the row-level
 security policies compare with, so a pooled connection never carries one tenant's scope into
@@ -20,6 +21,7 @@ from contextlib import AbstractContextManager, contextmanager
 from typing import Any, TypeVar
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
+from .pg_errors import translated
 from .pg_schema import TENANT_SETTING, migrate
 
 T = TypeVar("T")
@@ -91,7 +93,7 @@ class SharedPgPool:
 
     def open(self) -> Any:
         """The psycopg pool, migrating the schema and opening it on first use."""
-        with self._lock:
+        with translated(self.redacted_url), self._lock:
             if self._pool is not None:
                 return self._pool
             try:
@@ -122,13 +124,19 @@ class SharedPgPool:
     @contextmanager
     def connection(self) -> Iterator[Any]:
         """A pooled connection (outside any transaction) for schema work."""
-        pool = self.open()
-        with pool.connection() as conn:
-            yield conn
+        with translated(self.redacted_url):
+            pool = self.open()
+            with pool.connection() as conn:
+                yield conn
 
     def run(self, tenant: str, work: Callable[[Any], T],
             settings: dict[str, str] | None = None) -> T:
         """`work(cursor)` in one transaction scoped to `tenant`; retried on deadlock."""
+        with translated(self.redacted_url):
+            return self._run(tenant, work, settings)
+
+    def _run(self, tenant: str, work: Callable[[Any], T],
+             settings: dict[str, str] | None) -> T:
         pool = self.open()
         pairs = [(TENANT_SETTING, tenant), *(settings or {}).items()]
         setup = "SELECT " + ", ".join("set_config(%s, %s, true)" for _ in pairs)
