@@ -11,16 +11,21 @@ from typing import Any
 from .http_security import allowed_hosts, mcp_transport_security
 from .management import Management
 from .mcp_server import TinyContextMCP, create_mcp_server
+from .mcp_stdio import DRAIN_SECONDS, serve_stdio
 from .tenancy import Access, TenantGate
 
 log = logging.getLogger("tinycontext.mcp")
 MCP_PATH = "/mcp"
 
 
-def run_stdio(container: Any, management: Management | None = None) -> None:
-    """Serve MCP on stdin/stdout until the client closes the pipe (stdout: JSON-RPC only)."""
+def run_stdio(container: Any, management: Management | None = None,
+              drain_seconds: float = DRAIN_SECONDS) -> None:
+    """Serve MCP on stdin/stdout until the client closes the pipe (stdout: JSON-RPC only);
+    requests still running then are answered before the process ends (mcp_stdio)."""
+    import anyio
+
     server = create_mcp_server(container, management=management)
-    server.run("stdio")
+    anyio.run(serve_stdio, server, drain_seconds)
 
 
 def http_app(
