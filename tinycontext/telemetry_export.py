@@ -76,13 +76,17 @@ def _point(point: Any) -> Any:
     return dataclasses.replace(point, **changes)
 
 
+def _points(data: Any) -> Any:
+    """A Sum, Gauge or (exponential) Histogram with its data points made private."""
+    return dataclasses.replace(data, data_points=[_point(p) for p in data.data_points])
+
+
 def private_metrics(data: MetricsData) -> MetricsData:
     """A copy of `data` whose points carry allowed attribute values only and no exemplars."""
     return dataclasses.replace(data, resource_metrics=[
         dataclasses.replace(rm, scope_metrics=[
             dataclasses.replace(sm, metrics=[
-                dataclasses.replace(metric, data=dataclasses.replace(
-                    metric.data, data_points=[_point(p) for p in metric.data.data_points]))
+                dataclasses.replace(metric, data=_points(metric.data))
                 for metric in sm.metrics
             ])
             for sm in rm.scope_metrics
