@@ -73,7 +73,6 @@ ALLOWED: dict[str, Callable[[Any], bool]] = {
     "url.scheme": _one_of(frozenset({"http", "https", "ws", "wss"})),
     "network.protocol.name": _one_of(frozenset({"http", "websocket"})),
     "network.protocol.version": _text(re.compile(r"[0-9.]{1,5}")),
-    "server.port": _number,
     "code.function.name": _text(_CODE),
     # MCP SDK message spans: protocol method, our tool names, JSON-RPC error codes
     "mcp.method.name": _one_of(MCP_METHODS),
@@ -83,8 +82,10 @@ ALLOWED: dict[str, Callable[[Any], bool]] = {
 }
 OWN_PREFIX = "tinycontext."
 # Keys whose values are never exported, whatever their shape (documentation and tests).
+# server.address/port come from the client's Host header.
 NEVER = ("url.query", "url.full", "url.path", "http.target", "http.url", "http.request.header.*",
-         "server.address", "client.address", "user_agent.original", "jsonrpc.request.id")
+         "server.address", "server.port", "client.address", "user_agent.original",
+         "jsonrpc.request.id")
 
 
 def allowed(key: str, value: Any) -> bool:

@@ -36,7 +36,8 @@ from tinycontext.telemetry_policy import allowed, safe_span_name
 
 ROOT = Path(__file__).resolve().parents[2]
 LEAKY = ("url.query", "url.full", "url.path", "http.target", "http.url", "server.address",
-         "client.address", "user_agent.original", "jsonrpc.request.id", "enduser.id")
+         "server.port", "client.address", "user_agent.original", "jsonrpc.request.id",
+         "enduser.id")
 
 
 def _probe(tmp_path: Path, mode: str) -> dict[str, Any]:
