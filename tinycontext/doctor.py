@@ -165,6 +165,21 @@ def _check_server(env: dict[str, str], store_url: str = "") -> list[Check]:
                   f"{settings.user_header}; at most {settings.max_open_stores} open")]
 
 
+def _storage_checks(config: TinyContextConfig, env: dict[str, str]) -> list[Check]:
+    """The store a server would use: in hosted mode on SQLite the per-user stores' folder
+    (the single-user store is never opened there), with SQLite itself tried on a scratch file."""
+    hosted = env.get(ENV_PREFIX + "TENANCY", "").strip().lower() not in ("", "off")
+    if not hosted or config.store_url:
+        return _check_storage(config)
+    from tinycontext.doctor_hosted import check_tenant_folder
+
+    with tempfile.TemporaryDirectory(prefix="tinycontext-doctor-") as scratch:
+        probe = config.model_copy(update={"memory_db_path": str(Path(scratch) / "memories.db")})
+        engine = [c for c in _check_storage(probe) if c.name != "storage"]
+    folder = Check(*check_tenant_folder(env.get(ENV_PREFIX + "TENANT_STORE_DIR", "")))
+    return [folder, *engine]
+
+
 def run_doctor(config: TinyContextConfig, out: IO[str], as_json: bool = False) -> int:
     """Print the report; 0 when every check passed, else 1."""
     from tinycontext import __version__
@@ -174,7 +189,7 @@ def run_doctor(config: TinyContextConfig, out: IO[str], as_json: bool = False) -
     config_file = _config_file(env)
     server = {name.lower(): env.get(ENV_PREFIX + name) for name in SERVER_ENV}
     server.update({n.lower(): "(set)" if env.get(ENV_PREFIX + n) else None for n in SECRET_ENV})
-    checks = [*_check_storage(config), _check_model(config), _check_tokenizer(config),
+    checks = [*_storage_checks(config, env), _check_model(config), _check_tokenizer(config),
               *_check_server(env, config.store_url)]
     ready = all(c.ok for c in checks)
     if as_json:
