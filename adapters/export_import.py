@@ -7,6 +7,7 @@ and skips ids already present (so running it twice changes nothing). It reads th
 first to check every line, supersede links included (a link to a missing id or a loop of
 links would hide memories from list and recall for good), then to store it in batches. A
 file with any bad line is refused with that line's number before anything is stored.
+Secrets in imported content are replaced by placeholders as on save (`redact_secrets`).
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ from tinycontext.domain.memory import (
     clean_content,
     parse_memory_key,
 )
+from tinycontext.domain.secrets import redact
 from tinycontext.ports.store import NewMemory, Store
 
 PAGE = 500
@@ -98,6 +100,7 @@ class ImportReport:
     already_present: int = 0
     reembedded: int = 0
     lines: int = 0
+    redacted: int = 0  # memories in which a secret was replaced by a placeholder
 
 
 def _stamp(data: dict[str, Any], key: str, required: bool = False) -> str | None:
@@ -178,6 +181,7 @@ def _import_checked(
 ) -> ImportReport:
     store: Store = service.store
     report = ImportReport()
+    redacting = service.config.redact_secrets
     pending: list[tuple[Memory, bytes | None]] = []
     pending_ids: set[str] = set()
 
@@ -198,6 +202,13 @@ def _import_checked(
         if memory.id in pending_ids or store.find(memory.id, is_ref=False):
             report.already_present += 1
             continue
+        if redacting:
+            # An export of an older store (or another tool's) may hold secrets: they are
+            # replaced as on save, and the vector, made from the secret, is made again.
+            found = redact(memory.content)
+            if found.kinds:
+                memory, vector = replace(memory, content=found.text, embedding_model=None), None
+                report.redacted += 1
         pending.append((memory, vector))
         pending_ids.add(memory.id)
         if len(pending) >= batch_size:

@@ -1,0 +1,75 @@
+"""Secrets never reach the store: save and update replace them, say so, and embed and dedup
+the replaced text."""
+
+from __future__ import annotations
+
+from tests.fakes import HashEmbedder
+from tinycontext.ports.embedder import Vector
+
+TOKEN_A = "ghp_5FWqS0UW13SlKKby36dyp5qaOveMCPvenqsV"
+TOKEN_B = "ghp_WRkz9wuO8RVYmhQjzgAh7yEGTle3SORsusMm"
+NOTICE_ONE = "1 secret (1 github-token) was replaced by [redacted:<type>] before saving"
+
+
+class RecordingEmbedder(HashEmbedder):
+    """HashEmbedder that remembers every text it was given."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.seen: list[str] = []
+
+    def _one(self, text: str) -> Vector:  # every vector, with or without token rows
+        self.seen.append(text)
+        return super()._one(text)
+
+
+def test_save_stores_and_embeds_the_placeholder_and_says_so(make):
+    embedder = RecordingEmbedder()
+    svc = make(embedder=embedder)
+    result = svc.save_memories([
+        {"content": f"CI pushes with the token {TOKEN_A}"},
+        {"content": "Deploys happen on Fridays."},
+    ])
+    first, second = result["saved"]
+    assert first["notice"].startswith(NOTICE_ONE) and "notice" not in second
+    assert TOKEN_A not in str(result)
+    stored = svc.get_memory(first["id"])["content"]
+    assert stored == "CI pushes with the token [redacted:github-token]"
+    assert first["content_tokens"] == len(stored.split())
+    assert embedder.seen and all(TOKEN_A not in text for text in embedder.seen)
+    recalled = svc.recall_memories("CI token")["memories"]
+    assert [m["content"] for m in recalled][:1] == [stored]
+
+
+def test_dedup_compares_the_redacted_texts(svc):
+    svc.save_memories([{"content": f"CI pushes with the token {TOKEN_A}"}])
+    again = svc.save_memories([{"content": f"CI pushes with the token {TOKEN_B}"}])
+    # Both say the same once the secret is gone: nothing new to keep.
+    assert again["saved"] == [] and len(again["skipped_duplicates"]) == 1
+
+
+def test_update_replaces_secrets_too(svc):
+    saved = svc.save_memories([{"content": "The staging database is db.internal"}])["saved"][0]
+    updated = svc.update_memory(saved["ref"], "Staging: postgresql://app:Sup3r-S3cret@db/app")
+    assert updated["notice"].startswith("1 secret (1 password) was replaced")
+    assert "Sup3r-S3cret" not in str(updated)
+    assert svc.get_memory(updated["id"])["content"] == (
+        "Staging: postgresql://app:[redacted:password]@db/app")
+
+
+def test_long_content_keeps_both_notices(make):
+    svc = make(save_length_notice_tokens=5)
+    entry = svc.save_memories([{"content": "one two three four five six password=hunter2"}])
+    notice = entry["saved"][0]["notice"]
+    assert "consider splitting" in notice and "1 secret (1 password) was replaced" in notice
+    assert "hunter2" not in notice
+
+
+def test_redaction_can_be_switched_off(make):
+    svc = make(redact_secrets=False)
+    entry = svc.save_memories([{"content": f"token {TOKEN_A}"}])["saved"][0]
+    assert "notice" not in entry
+    assert svc.get_memory(entry["id"])["content"] == f"token {TOKEN_A}"
+    updated = svc.update_memory(entry["id"], "password=hunter2")
+    assert "notice" not in updated
+    assert svc.get_memory(updated["id"])["content"] == "password=hunter2"
