@@ -7,7 +7,11 @@ refuses writes. The read-only store is in test_store_read_only.py.
 
 from __future__ import annotations
 
+import json
 import os
+import shutil
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -277,14 +281,40 @@ def test_folder_that_cannot_exist_is_store_unavailable(tmp_path: Path, service_o
     coded(response, 503, "store_unavailable")
 
 
-@pytest.mark.skipif(os.name != "posix" or os.geteuid() == 0,
-                    reason="needs POSIX permissions that bind this user (root ignores them)")
-def test_folder_without_permission_is_store_unavailable(tmp_path: Path, service_of: Any) -> None:
+PERMISSION_CHILD = """
+import json, sys
+from tests.integration.test_store_failures import open_service
+from tinycontext.domain.errors import TinyContextError
+service = open_service(__import__("pathlib").Path(sys.argv[1]))
+try:
+    service.list_memories()
+    print(json.dumps({"code": None}))
+except TinyContextError as exc:
+    print(json.dumps({"code": exc.code, "message": exc.message}))
+"""
+
+
+@pytest.mark.skipif(os.name != "posix", reason="POSIX permissions")
+def test_folder_without_write_permission_is_store_unavailable(tmp_path: Path) -> None:
     locked = tmp_path / "locked"
     locked.mkdir()
-    os.chmod(locked, 0)
+    path = locked / "memories.db"
+    command = [sys.executable, "-c", PERMISSION_CHILD, str(path)]
+    if os.geteuid() == 0:
+        # In a user namespace of its own, root's override of file modes does not apply here.
+        if shutil.which("unshare") is None or subprocess.run(
+            ["unshare", "--user", "true"], capture_output=True
+        ).returncode != 0:
+            pytest.skip("root without user namespaces: folder modes do not bind root")
+        command = ["unshare", "--user", *command]
+    os.chmod(locked, 0o500)  # may list, may not create the store file
     try:
-        path = locked / "memories.db"
-        expect(StoreUnavailableError, lambda: service_of(path).list_memories(), path)
+        done = subprocess.run(command, cwd=Path(__file__).resolve().parents[2],
+                              capture_output=True, text=True, timeout=120)
     finally:
         os.chmod(locked, 0o700)
+    assert done.returncode == 0, done.stderr[-3000:]
+    seen = json.loads(done.stdout.strip().splitlines()[-1])
+    assert seen["code"] == "store_unavailable", seen
+    assert str(path) in seen["message"] and "cannot be opened" in seen["message"]
+    assert not path.exists()
