@@ -15,8 +15,9 @@ from typing import Any, Literal
 
 SERVER_HINT = (
     "tinycontext {what} needs the `server` extra, which is not installed (missing: {missing}).\n"
-    "Install it with:  pip install 'tinysuite-context[server]'\n"
-    "or run it with:   uvx --from 'tinysuite-context[server]' tinycontext"
+    "{checkout}"
+    "Published releases: pip install 'tinysuite-context[server]'\n"
+    "or run one with:    uvx --from 'tinysuite-context[server]' tinycontext"
 )
 DEFAULT_HOST, DEFAULT_PORT, DEFAULT_REST_PORT = "127.0.0.1", 8000, 8001
 
@@ -72,10 +73,26 @@ def _missing(*modules: str) -> list[str]:
     return missing
 
 
+def _checkout() -> str | None:
+    """The source checkout this package runs from (an editable install), if it is one."""
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent.parent
+    try:
+        project = (root / "pyproject.toml").read_text(encoding="utf-8")
+    except OSError:
+        return None
+    return str(root) if 'name = "tinysuite-context"' in project else None
+
+
 def _needs(what: str, *modules: str) -> int | None:
     missing = _missing(*modules)
     if missing:
-        print(SERVER_HINT.format(what=what, missing=", ".join(missing)), file=sys.stderr)
+        # The PyPI name is not this codebase until it is released: a checkout installs itself.
+        root = _checkout()
+        checkout = f"This checkout:      pip install -e '{root}[server]'\n" if root else ""
+        print(SERVER_HINT.format(what=what, missing=", ".join(missing), checkout=checkout),
+              file=sys.stderr)
         return 2
     return None
 
