@@ -8,7 +8,7 @@ vanishes from list and recall. These checks find such links before anything is s
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 FIELDS = ("superseded_by", "supersedes")
 
@@ -86,3 +86,34 @@ def _cycles(links: Mapping[str, Links], field: str) -> list[tuple[str, ...]]:
             found.append(tuple(path[on_path[node]:]))
         done.update(path)
     return found
+
+
+def mend_links(links: dict[str, Links], ids: Mapping[str, int]) -> int:
+    """Make the links among the memories `ids` (id -> position, oldest first) storable, in
+    place; returns how many links were changed.
+
+    A version missing between two present ones is bridged (the older now points at the
+    newer, as deleting it would have done); other links to missing memories are dropped, and
+    a loop is cut at its newest member, which becomes the live version."""
+    changed: set[tuple[str, str]] = set()
+    older: dict[str, list[str]] = {}
+    newer: dict[str, list[str]] = {}
+    for memory_id, own in links.items():
+        if own.superseded_by is not None and own.superseded_by not in ids:
+            older.setdefault(own.superseded_by, []).append(memory_id)
+        if own.supersedes is not None and own.supersedes not in ids:
+            newer.setdefault(own.supersedes, []).append(memory_id)
+    for lost, before in older.items():
+        after = newer.get(lost, [])
+        if len(before) == 1 and len(after) == 1 and before != after:
+            links[before[0]] = replace(links[before[0]], superseded_by=after[0])
+            links[after[0]] = replace(links[after[0]], supersedes=before[0])
+            changed |= {(before[0], FIELDS[0]), (after[0], FIELDS[1])}
+    while problems := link_problems(links, ids.__contains__):
+        for problem in problems:
+            victim = problem.memory_id
+            if problem.cycle and problem.field == FIELDS[0]:
+                victim = max(problem.cycle, key=ids.__getitem__)
+            links[victim] = replace(links[victim], **{problem.field: None})
+            changed.add((victim, problem.field))
+    return len(changed)

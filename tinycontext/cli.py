@@ -1,5 +1,5 @@
 """The `tinycontext` command: MCP over stdio (default), Streamable HTTP, REST, doctor,
-export and import. Logging goes to stderr; on stdio, stdout belongs to the protocol."""
+export, import and repair. Logging goes to stderr; on stdio, stdout belongs to the protocol."""
 
 from __future__ import annotations
 
@@ -10,7 +10,6 @@ import os
 import sys
 import time
 from collections.abc import Callable, Sequence
-from pathlib import Path
 from typing import Any, Literal
 
 SERVER_HINT = (
@@ -24,6 +23,7 @@ DEFAULT_HOST, DEFAULT_PORT, DEFAULT_REST_PORT = "127.0.0.1", 8000, 8001
 
 def _parser() -> argparse.ArgumentParser:
     from tinycontext import __version__
+    from tinycontext.exporting import REPAIR_HELP
 
     parser = argparse.ArgumentParser(
         prog="tinycontext",
@@ -50,11 +50,16 @@ def _parser() -> argparse.ArgumentParser:
                             "SQLite/FTS5, sqlite-vec and the embedding model. Exit 0 when ready.")
     doctor.add_argument("--json", action="store_true", help="machine-readable output")
     export = sub.add_parser("export", help="write the store as JSON Lines",
-                            description="Export every memory (or one session's) as JSON Lines.")
-    export.add_argument("-o", "--output", default="-", help="file to write (default stdout)")
-    export.add_argument("--session", help="only this session's memories")
-    export.add_argument("--no-embeddings", action="store_true",
-                        help="leave vectors out (smaller file; import re-embeds)")
+                            description="Export every memory (or one session's) as JSON Lines. "
+                            "The file is created owner-only (0600) and only once complete.")
+    repair = sub.add_parser("repair", help="salvage a damaged store as JSON Lines",
+                            description=REPAIR_HELP)
+    for p in (export, repair):
+        p.add_argument("-o", "--output", default="-", help="file to write (default stdout): "
+                       "owner-only (0600), in place only once complete")
+        p.add_argument("--session", help="only this session's memories")
+        p.add_argument("--no-embeddings", action="store_true",
+                       help="leave vectors out (smaller file; import re-embeds)")
     imp = sub.add_parser("import", help="read a JSON Lines export into the store",
                          description="Import a JSON Lines export: keeps ids and timestamps, "
                          "skips memories already present, re-embeds when the model differs.")
@@ -208,29 +213,15 @@ def cmd_doctor(args: argparse.Namespace) -> int:
 
 
 def cmd_export(args: argparse.Namespace) -> int:
-    from tinycontext.adapters.export_import import export_jsonl
-    from tinycontext.config import load_config
-    from tinycontext.container import create_container
+    from tinycontext.exporting import cmd_export as export
 
-    config = load_config()
-    if not Path(config.memory_db_path).exists():
-        print(f"tinycontext export: no store at {config.memory_db_path}; nothing to export.",
-              file=sys.stderr)
-        return 0
-    container = create_container(config)
-    out = sys.stdout if args.output == "-" else open(args.output, "w", encoding="utf-8")  # noqa: SIM115
-    try:
-        count = export_jsonl(
-            container.store(), out, args.session, not args.no_embeddings,
-            progress=lambda n: print(f"exported {n} memories...", file=sys.stderr, flush=True),
-        )
-        out.flush()
-    finally:
-        if out is not sys.stdout:
-            out.close()
-        container.store().close()
-    print(f"tinycontext export: {count} memories written.", file=sys.stderr)
-    return 0
+    return export(args)
+
+
+def cmd_repair(args: argparse.Namespace) -> int:
+    from tinycontext.exporting import cmd_repair as repair
+
+    return repair(args)
 
 
 def cmd_import(args: argparse.Namespace) -> int:

@@ -1,8 +1,8 @@
 """`tinycontext doctor`: the resolved configuration and whether everything is ready.
 
-Checks storage writability, SQLite with FTS5, sqlite-vec, the embedding model and the token
-vocabulary. A database that does not exist yet is not created (it is created lazily by the
-first save or recall); the SQLite checks then run on a throw-away file.
+Checks storage writability, the store's integrity, SQLite with FTS5, sqlite-vec, the embedding
+model and the token vocabulary. A database that does not exist yet is not created (it is
+created lazily by the first save or recall); the SQLite checks then run on a throw-away file.
 """
 
 from __future__ import annotations
@@ -20,6 +20,12 @@ from tinycontext.config import CONFIG_FILE_NAME, ENV_PREFIX, TinyContextConfig, 
 SECRET_ENV = ("TENANT_SECRET", "TRUSTED_PROXY_TOKEN", "MANAGEMENT_TOKEN")
 SERVER_ENV = ("HOST", "PORT", "ALLOWED_HOSTS", "TENANCY", "TENANT_STORE_DIR",
               "TRUSTED_PROXY_CIDRS", "USER_HEADER", "MAX_OPEN_STORES", "MANAGEMENT", "LOG_LEVEL")
+# Above this size the store gets PRAGMA quick_check (every page and record, in linear time)
+# instead of integrity_check (which also matches every index against its table). Measured on
+# an 83 MB store of 20,000 memories, warm cache: integrity_check 0.22 s, quick_check 0.13 s.
+# Extrapolated, the full check takes a few seconds up to about 1 GiB (~250,000 memories);
+# larger stores get the cheaper one, as the Docker healthcheck runs doctor every minute.
+FULL_CHECK_MAX_BYTES = 1 << 30
 
 
 @dataclass
@@ -80,6 +86,9 @@ def _check_storage(config: TinyContextConfig) -> list[Check]:
     if exists and not os.access(db, os.R_OK | os.W_OK):
         ok, detail = False, f"{db} exists but is not readable and writable by this user"
     checks = [Check("storage", ok, detail + ("" if not exists else "; database present"))]
+    if exists and ok:
+        checks.append(_check_integrity(db))
+        ok = checks[-1].ok  # a damaged store is not opened: that could write to it
     try:
         with tempfile.TemporaryDirectory(prefix="tinycontext-doctor-") as scratch:
             store = SqliteStore(db if exists and ok else Path(scratch) / "doctor.db")
@@ -103,6 +112,37 @@ def _check_storage(config: TinyContextConfig) -> list[Check]:
     vec = facts.get("sqlite_vec_version") or ""
     checks.append(Check("sqlite-vec", bool(vec), f"version {vec}" if vec else "not loaded"))
     return checks
+
+
+def _check_integrity(db: Path) -> Check:
+    """SQLite's own consistency check of the store, on a read-only connection."""
+    from tinycontext.adapters.sqlite_driver import sqlite_module
+
+    sqlite = sqlite_module()
+    wal = Path(f"{db}-wal")
+    size = db.stat().st_size + (wal.stat().st_size if wal.exists() else 0)
+    pragma = "integrity_check" if size <= FULL_CHECK_MAX_BYTES else "quick_check"
+    found: list[str] = []
+    try:
+        conn = sqlite.connect(f"{db.resolve().as_uri()}?mode=ro", uri=True)
+        try:
+            for row in conn.execute(f"PRAGMA {pragma}(20)"):
+                found.append(str(row[0]))
+        finally:
+            conn.close()
+    except sqlite.Error as exc:  # the check itself can stop at a bad page after some rows
+        found.append(str(exc))
+    if found == ["ok"]:
+        return Check("integrity", True, f"{pragma} ok ({size / 1e6:.1f} MB)")
+    first = found[0].replace("*** in database main ***", "").strip().replace("\n", "; ")
+    many = f"{len(found)}+ problems" if len(found) >= 20 else f"{len(found)} problem" + (
+        "s" if len(found) > 1 else "")
+    return Check("integrity", False, (
+        f"{pragma} found {db} damaged ({many}; first: {first}). To recover, stop "
+        f"every server using it, run `tinycontext repair -o rescued.jsonl` (writes every "
+        f"readable memory), move {db} and its -wal/-shm files aside, then `tinycontext "
+        "import rescued.jsonl` (it creates a fresh store). Or restore a backup or an export."
+    ))
 
 
 def _check_model(config: TinyContextConfig) -> Check:

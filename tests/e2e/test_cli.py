@@ -12,7 +12,7 @@ import pytest
 
 from tests.e2e.servers import cli_env, run_cli, served_process
 
-COMMANDS = ("mcp", "serve", "rest", "doctor", "export", "import")
+COMMANDS = ("mcp", "serve", "rest", "doctor", "export", "import", "repair")
 
 
 def test_help_everywhere_and_version(tmp_path: Path) -> None:

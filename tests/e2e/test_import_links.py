@@ -16,7 +16,7 @@ from tinycontext.adapters.export_import import ImportFormatError, export_jsonl, 
 from tinycontext.adapters.sqlite_store import SqliteStore
 from tinycontext.config import TinyContextConfig
 from tinycontext.container import build_service
-from tinycontext.domain.chains import Links, link_problems
+from tinycontext.domain.chains import Links, link_problems, mend_links
 from tinycontext.service import MemoryService
 
 IDS = [f"{i:08x}-1111-4222-8333-444444444444" for i in range(1, 8)]
@@ -102,6 +102,18 @@ def test_cycle_members_are_reported_once_on_the_earliest() -> None:
         (IDS[5], "supersedes", ()),
         (IDS[2], "superseded_by", (IDS[2], IDS[3], IDS[4])),
     ]
+
+
+def test_mending_bridges_a_lost_version_drops_dangling_links_and_cuts_loops() -> None:
+    a, b, c, d, e, f, lost = IDS
+    links = {a: Links(superseded_by=lost), c: Links(supersedes=lost),  # a -> (lost) -> c
+             d: Links(superseded_by=e), e: Links(superseded_by=d),  # a loop: e is newest
+             f: Links(supersedes="99999999-1111-4222-8333-444444444444")}
+    order = {a: 0, b: 1, c: 2, d: 3, e: 4, f: 5}
+    assert mend_links(links, order) == 4
+    assert links[a] == Links(superseded_by=c) and links[c] == Links(supersedes=a)
+    assert links[e] == Links() and links[d] == Links(superseded_by=e)
+    assert links[f] == Links() and link_problems(links, order.__contains__) == []
 
 
 @pytest.mark.slow

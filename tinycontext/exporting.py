@@ -1,0 +1,157 @@
+"""`tinycontext export` and `tinycontext repair`: a store as JSON Lines, in an owner-only file.
+
+The file holds every memory, so it is created 0600 whatever the umask, as the store is. It
+is written under a temporary name in the same folder and renamed into place once complete:
+an export that fails (a damaged store, a full disk) leaves no partial file, and a file that
+already had that name stays as it was.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import os
+import sys
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import IO
+
+from tinycontext.domain.errors import StoreError
+
+REPAIR_HELP = (
+    "Write every readable memory of a damaged SQLite store as JSON Lines, the export format, "
+    "reading the file page by page past the damage; load the result with `tinycontext "
+    "import` into a fresh store. The damaged store is only read, never changed."
+)
+
+
+@contextmanager
+def private_output(target: str) -> Iterator[IO[str]]:
+    """Where to write: stdout for "-", else an owner-only file that appears only if the
+    block completes (a device or pipe named by path is written directly)."""
+    if target == "-":
+        yield sys.stdout
+        sys.stdout.flush()
+        return
+    path = Path(target)
+    if path.exists() and not path.is_file():  # /dev/stdout, a FIFO: nothing to rename
+        with path.open("w", encoding="utf-8") as out:
+            yield out
+        return
+    # mkstemp creates the file 0600 (never widened by the umask) with a name nobody else has.
+    fd, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".partial")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as out:
+            yield out
+            out.flush()
+            os.fsync(out.fileno())
+        os.replace(temp, path)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(temp)
+        raise
+
+
+def _progress(message: str) -> None:
+    print(message, file=sys.stderr, flush=True)
+
+
+def _count(n: int, one: str, many: str = "") -> str:
+    return f"{n} {one if n == 1 else many or one + 's'}"
+
+
+def _nothing_written(output: str) -> str:
+    if output == "-":
+        return "What was written to stdout is incomplete."
+    return f"Nothing was written to {output}."
+
+
+def _driver_error(exc: Exception, store_url: str) -> bool:
+    """A raw SQLite error that escaped the store's own translation into coded errors."""
+    if store_url:
+        return False
+    from tinycontext.adapters.sqlite_driver import sqlite_module
+
+    return isinstance(exc, sqlite_module().DatabaseError)
+
+
+def cmd_export(args: argparse.Namespace) -> int:
+    from tinycontext.adapters.export_import import export_jsonl
+    from tinycontext.config import load_config
+    from tinycontext.container import create_container
+
+    config = load_config()
+    if not config.store_url and not Path(config.memory_db_path).exists():
+        print(f"tinycontext export: no store at {config.memory_db_path}; nothing to export.",
+              file=sys.stderr)
+        return 0
+    store = create_container(config).store()
+    try:
+        with private_output(args.output) as out:
+            count = export_jsonl(store, out, args.session, not args.no_embeddings,
+                                 progress=lambda n: _progress(f"exported {n} memories..."))
+    except StoreError as exc:
+        print(f"tinycontext export: {exc.message} {_nothing_written(args.output)}",
+              file=sys.stderr)
+        return 1
+    except Exception as exc:
+        if not _driver_error(exc, config.store_url):
+            raise
+        print(f"tinycontext export: the memory store {config.memory_db_path} could not be "
+              f"read ({exc}). {_nothing_written(args.output)} Run `tinycontext doctor` to "
+              "check it; if it is damaged, `tinycontext repair -o FILE` writes every readable "
+              "memory to FILE for `tinycontext import` into a fresh store.", file=sys.stderr)
+        return 1
+    finally:
+        store.close()
+    print(f"tinycontext export: {count} memories written.", file=sys.stderr)
+    return 0
+
+
+def cmd_repair(args: argparse.Namespace) -> int:
+    from tinycontext.adapters.sqlite_salvage import UnreadableFileError, salvage_jsonl
+    from tinycontext.config import load_config
+
+    config = load_config()
+    if config.store_url:
+        print("tinycontext repair: reads a SQLite store file; with store_url set (PostgreSQL) "
+              "use the database's own backups, or `tinycontext export`.", file=sys.stderr)
+        return 2
+    db = Path(config.memory_db_path)
+    if not db.is_file():
+        print(f"tinycontext repair: no store file at {db}; nothing to salvage.", file=sys.stderr)
+        return 1
+    try:
+        with private_output(args.output) as out:
+            report = salvage_jsonl(db, out, args.session, not args.no_embeddings, _progress)
+    except UnreadableFileError as exc:
+        print(f"tinycontext repair: {db} holds no readable SQLite pages ({exc}): nothing can "
+              f"be salvaged from it. {_nothing_written(args.output)} Restore it from a backup "
+              "or an earlier export.", file=sys.stderr)
+        return 1
+    lost = []
+    if report.bad_pages:
+        lost.append(_count(report.bad_pages, "unreadable page") + " of the memories table")
+    if report.bad_rows:
+        lost.append(_count(report.bad_rows, "unreadable memory", "unreadable memories"))
+    if report.unconfirmed:
+        lost.append(_count(report.unconfirmed, "row") + " that no index confirms as not "
+                    "deleted")
+    if report.lost:
+        lost.append(f"at least {_count(report.lost, 'memory', 'memories')} could not be read")
+    notes = [f"{_count(report.without_embedding, 'memory', 'memories')} without embedding "
+             "(import re-embeds them)"] if report.without_embedding else []
+    if report.links_fixed:
+        notes.append(_count(report.links_fixed, "version link") + " mended around "
+                     "unreadable memories")
+    where = "stdout" if args.output == "-" else args.output
+    summary = (f"tinycontext repair: {report.memories} memories written to {where} from "
+               f"{report.pages} pages")
+    where = "FILE" if args.output == "-" else args.output
+    summary += f"; {'; '.join(lost)}" if lost else "; nothing was unreadable"
+    summary += f"; {', '.join(notes)}" if notes else ""
+    print(summary + f". Load them into a fresh store with `tinycontext import {where}` (move "
+          f"{db} aside first, or point memory_db_path at a new file).", file=sys.stderr)
+    return 0
