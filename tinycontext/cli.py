@@ -254,7 +254,7 @@ def cmd_import(args: argparse.Namespace) -> int:
 
 COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
     "mcp": cmd_mcp, "serve": cmd_serve, "rest": cmd_rest, "doctor": cmd_doctor,
-    "export": cmd_export, "import": cmd_import,
+    "export": cmd_export, "import": cmd_import, "repair": cmd_repair,
 }
 
 
