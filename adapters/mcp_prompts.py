@@ -34,6 +34,10 @@ kind: "episodic" (default) for events, decisions, project facts and notes; "prof
 for durable facts about the user themselves (name, what to call them, role, how they like
 to work) - profile facts are attached to every recall, so keep them few and short.
 
+Never save credentials: API keys, tokens, passwords and private keys are replaced by
+placeholders such as [redacted:github-token] and the item's notice says so. Save where a
+secret is kept ("the deploy key is in the team vault") instead.
+
 Returns JSON: saved [{index, id, ref, kind, content_tokens, created_at, similar_to?,
 notice?}] where index is the item's position in your list, plus skipped_duplicates
 [{index, duplicate_of, similarity}] when any. At most 1000 items per call."""

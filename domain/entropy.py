@@ -27,8 +27,8 @@ _NON_ASCII = 100  # a deliberately modest guess: nobody generates secrets from a
 # A character continues a pattern when it extends a run of this many characters that step by
 # -1, 0 or +1 ("aaaa", "abcd", "4321"), or lies inside a later copy of an earlier chunk of this
 # many characters. Four and five keep random values nearly untouched (measured on 20,000
-# generated 32-hex-digit values each: 1.5% lose a character or two, none more than five)
-# while "ssss..." or "passwordpassword" lose almost everything.
+# generated 32-hex-digit values: 1.5% lose any character, none more than five) while
+# "ssss..." or "passwordpassword" lose almost everything.
 RUN = 4
 CHUNK = 5
 

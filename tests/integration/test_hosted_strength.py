@@ -132,3 +132,11 @@ def test_values_the_hint_generates_always_pass() -> None:
         for value in (secrets.token_urlsafe(32), secrets.token_urlsafe(24),
                       secrets.token_hex(32), secrets.token_urlsafe(48)):
             assert estimated_bits(value) >= 160, value
+
+
+def test_the_switch_is_a_known_environment_name(tmp_path: Path) -> None:
+    from tinycontext.config import load_config
+
+    config = load_config({"TINYCONTEXT_ALLOW_BROAD_TRUSTED_PROXIES": "on"},
+                         config_file=tmp_path / "none.json")
+    assert config.redact_secrets

@@ -73,3 +73,14 @@ def test_redaction_can_be_switched_off(make):
     updated = svc.update_memory(entry["id"], "password=hunter2")
     assert "notice" not in updated
     assert svc.get_memory(updated["id"])["content"] == "password=hunter2"
+
+
+def test_the_setting_comes_from_the_environment(tmp_path):
+    from tinycontext.config import load_config
+
+    def load(**env: str) -> bool:
+        return load_config(env, config_file=tmp_path / "none.json").redact_secrets
+
+    assert load() is True
+    assert load(TINYCONTEXT_REDACT_SECRETS="false") is False
+    assert load(TINYCONTEXT_REDACT_SECRETS="off") is False
