@@ -83,20 +83,28 @@ def looks_random(word: str, digits: bool = True) -> bool:
 
     Identifiers, model names, versions and dates keep their words and numbers in runs
     ("claude-3-5-sonnet-20241022", "version2024release"); generated tokens switch between
-    digits, lower and upper case at every other character. `digits=False` for formats made of
-    letters only.
+    digits, lower and upper case at every other character. Without digits a value must be
+    20+ characters, unless `digits=False` says the format is letters only.
     """
     if len(word) < 16 or word[0] in "/~." or "//" in word:
         return False
     core = word.strip("=")
-    if (digits and not any(ch.isdigit() for ch in core)) or not any(ch.isalpha() for ch in core):
+    letters = [ch for ch in core if ch.isalpha()]
+    if not letters:
         return False
     pairs = switches = 0
     for a, b in zip(core, core[1:], strict=False):
         if a.isalnum() and b.isalnum():
             pairs += 1
             switches += _class(a) != _class(b)
-    return pairs > 0 and switches / pairs >= 0.25 and shannon_bits(core) >= 2.5
+    if not pairs or shannon_bits(core) < 2.5:
+        return False
+    if any(ch.isdigit() for ch in core):
+        return switches / pairs >= 0.25
+    # Letters only: mixed case switching often, and few vowels (words are ~40% vowels,
+    # random letters ~20%), so CamelCase names stay.
+    vowels = sum(ch in "aeiouAEIOU" for ch in letters) / len(letters)
+    return (not digits or len(core) >= 20) and switches / pairs >= 0.35 and vowels < 0.3
 
 
 def _password_like(value: str) -> bool:

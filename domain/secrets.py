@@ -152,6 +152,13 @@ _NEAR_KEYWORDS = (
     r"secret[ _-]?key|private[ _-]?key|credentials?"
 )
 _KEY_NEEDLES = ("pass", "secret", "token", "key", "credential")
+# The keyword rules are slow-ish (case-insensitive, many alternatives): they only run when a
+# keyword stands as a word or a name's last part in the lower-cased text ("db_password",
+# "api key", not "passion" or "monkey").
+_KEYWORD_AT = re.compile(
+    r"(?<![a-z0-9])(?:password|passwd|passphrase|pass|secret|token|api[ _-]?key|apikey|"
+    r"access[ _-]?key|private[ _-]?key|auth[ _-]?key|credential)s?(?![a-z])"
+)
 
 _RULES: tuple[_Rule, ...] = (
     _Rule(  # PEM private keys, whole block; a pasted block cut before its END line too
@@ -225,7 +232,8 @@ _RULES: tuple[_Rule, ...] = (
     ),
     _Rule(  # a generated-looking value a word or two after a secret's name, in prose
         re.compile(
-            r"(?i)\b(?P<key>" + _NEAR_KEYWORDS + r")s?\b"
+            # not after "-" or ":", as inside a placeholder: [redacted:aws-secret-key]
+            r"(?i)\b(?<![-:])(?P<key>" + _NEAR_KEYWORDS + r")s?\b"
             r"(?:[^\w\n]{1,3}[A-Za-z]{1,12}){0,2}?[^\w\n]{1,3}"
             r"(?P<value>[A-Za-z0-9+/_=.~-]{16,})(?![A-Za-z0-9+/_=.~-])"
         ),
@@ -241,6 +249,7 @@ def redact(text: str) -> Redaction:
     """`text` with every recognised secret replaced by `[redacted:<type>]`."""
     kinds: list[str] = []
     folded = text.lower()
+    keyword: bool | None = None
     for rule in _RULES if _LONG_RUN.search(text) else _SHORT_RULES:
         haystack = folded if rule.folded else text
         for needle in rule.needles:  # a plain loop: this is the hot path of every save
@@ -248,6 +257,11 @@ def redact(text: str) -> Redaction:
                 break
         else:
             continue
+        if rule.needles is _KEY_NEEDLES:
+            if keyword is None:
+                keyword = _KEYWORD_AT.search(folded) is not None
+            if not keyword:
+                continue
         replaced = rule.pattern.sub(partial(_replace, rule, kinds), text)
         if replaced != text:
             text, folded = replaced, replaced.lower()

@@ -50,6 +50,9 @@ POSITIVE = [
     (f"OPENAI_API_KEY={OPENAI_PROJ}", f"OPENAI_API_KEY={R('openai-key')}", ["openai-key"]),
     (f"old key {OPENAI} revoked", f"old key {R('openai-key')} revoked", ["openai-key"]),
     (f"claude: {ANTHROPIC}", f"claude: {R('anthropic-key')}", ["anthropic-key"]),
+    (f"AWS key {AWS_ID} secret {AWS_SECRET}",
+     f"AWS key {R('aws-access-key-id')} secret {R('aws-secret-key')}",
+     ["aws-access-key-id", "aws-secret-key"]),
     (f"AWS key {AWS_ID} and secret {AWS_SECRET}",
      f"AWS key {R('aws-access-key-id')} and secret {R('aws-secret-key')}",
      ["aws-access-key-id", "aws-secret-key"]),
@@ -90,6 +93,7 @@ POSITIVE = [
     (f"SECRET_KEY = \"django-insecure-{RANDOM24}\"", f"SECRET_KEY = \"{R('api-key')}\"",
      ["api-key"]),
     (f"my api key is {RANDOM24}", f"my api key is {R('api-key')}", ["api-key"]),
+    ("my api key is LpxpWMummHNtRSDmOFbnYHNs", f"my api key is {R('api-key')}", ["api-key"]),
     (f"The staging secret {HEX32} expires Friday",
      f"The staging secret {R('secret')} expires Friday", ["secret"]),
     (f"Authorization: Bearer {RANDOM24}", f"Authorization: Bearer {R('bearer-token')}",
@@ -159,6 +163,7 @@ NEGATIVE = [
     "PGPASSWORD: ${TINYCONTEXT_DB_PASSWORD:?set it}",
     "token = settings.management_token; PROXY_TOKEN = \"X-TinyContext-Proxy-Token\"",
     "headers = {\"api_key\": TOKEN}).status_code",
+    "the token getAccessTokenFromCacheOrRefresh and secret ThisIsAVeryLongCamelCaseName",
 ]
 
 
