@@ -68,10 +68,10 @@ class _Progress:
     def __init__(self, report: Callable[[str], None] | None) -> None:
         self._report, self._last = report, time.monotonic()
 
-    def __call__(self, message: Callable[[], str]) -> None:
+    def __call__(self, template: str, *values: int) -> None:
         if self._report is not None and time.monotonic() - self._last >= PROGRESS_SECONDS:
             self._last = time.monotonic()
-            self._report(message())
+            self._report(template.format(*values))
 
 
 def _walk(pages: PageFile, root: int, owned: set[int],
@@ -216,7 +216,7 @@ class _Reader:
         seen: set[int] = set()
         tally = self.report if first else SalvageReport()
         for done, number in enumerate(self.leaves, start=1):
-            self.progress(lambda d=done: f"read {d} of {len(self.leaves)} table pages...")
+            self.progress("read {} of {} table pages...", done, len(self.leaves))
             page = self.pages.btree_page(number)
             if page is None:
                 continue
@@ -251,8 +251,8 @@ class _Reader:
         if vector is MISSING or model is MISSING or not isinstance(vector, bytes | None):
             vector, model = None, None
             tally.without_embedding += 1
-        memory = Memory(**{k: row.get(k) for k in MEMORY_FIELDS},
-                        embedding_model=model if vector is not None else None)
+        fields: dict[str, Any] = {k: row.get(k) for k in MEMORY_FIELDS}
+        memory = Memory(**fields, embedding_model=model if vector is not None else None)
         try:  # exactly what import accepts, or the row is not worth writing
             if check:
                 parse_record(json.dumps(record(memory, vector)))
@@ -296,5 +296,5 @@ def salvage_jsonl(
             out.write(json.dumps(record(memory, vector, with_embeddings), ensure_ascii=False)
                       + "\n")
             report.memories += 1
-            tick(lambda: f"wrote {report.memories} of {len(ids)} memories...")
+            tick("wrote {} of {} memories...", report.memories, len(ids))
     return report

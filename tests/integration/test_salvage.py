@@ -181,3 +181,15 @@ def test_empty_and_garbage_files(tmp_path: Path) -> None:
     garbage.write_bytes(bytes(range(256)) * 64)
     with pytest.raises(UnreadableFileError):
         _salvage(garbage)
+
+
+def test_long_runs_report_progress(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from tinycontext.adapters import sqlite_salvage
+
+    path = tmp_path / "m.db"
+    build_store(path, 30)
+    monkeypatch.setattr(sqlite_salvage, "PROGRESS_SECONDS", 0.0)  # every step, for the test
+    said: list[str] = []
+    salvage_jsonl(path, io.StringIO(), progress=said.append)
+    assert any(s.startswith("read 1 of ") and s.endswith(" table pages...") for s in said)
+    assert said[-1] == "wrote 30 of 30 memories..."
