@@ -103,7 +103,9 @@ class SavedItem(_Response):
     similar_to: SimilarTo | None = Field(
         default=None, description="Present when a stored memory is very similar: consider a merge."
     )
-    notice: str | None = Field(default=None, description="Present for long content.")
+    notice: str | None = Field(
+        default=None, description="Present for long content or when secrets were replaced."
+    )
 
 
 class SkippedItem(_Response):
@@ -217,7 +219,9 @@ class UpdateResponse(_Response):
     content_tokens: int = Field(description="Token count of the new content.")
     created_at: str = Field(description=TIME)
     supersedes: RefPair = Field(description="The version it replaced (now hidden).")
-    notice: str | None = Field(default=None, description="Long content or re-embedding notice.")
+    notice: str | None = Field(
+        default=None, description="Long content, replaced secrets or re-embedding notice."
+    )
 
 
 class DeleteResponse(_Response):

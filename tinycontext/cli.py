@@ -249,6 +249,9 @@ def cmd_import(args: argparse.Namespace) -> int:
         container.service().close()
     print(f"tinycontext import: {report.imported} imported, {report.already_present} already "
           f"present, {report.reembedded} re-embedded ({report.lines} lines).", file=sys.stderr)
+    if report.redacted:
+        print(f"tinycontext import: secrets replaced by [redacted:<type>] in {report.redacted} "
+              "memories (redact_secrets).", file=sys.stderr)
     return 0
 
 

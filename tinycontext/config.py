@@ -26,7 +26,7 @@ OTHER_ENV_NAMES = frozenset(
     {
         "HOST", "PORT", "TENANCY", "TENANT_SECRET", "TENANT_STORE_DIR", "TRUSTED_PROXY_CIDRS",
         "TRUSTED_PROXY_TOKEN", "USER_HEADER", "MANAGEMENT", "MANAGEMENT_TOKEN", "CONFIG_FILE",
-        "LOG_LEVEL", "ALLOWED_HOSTS", "MAX_OPEN_STORES",
+        "LOG_LEVEL", "ALLOWED_HOSTS", "MAX_OPEN_STORES", "ALLOW_BROAD_TRUSTED_PROXIES",
     }
 )
 
@@ -74,6 +74,8 @@ class TinyContextConfig(BaseModel):
     dedup_similarity_threshold: float = Field(default=0.95, gt=0.0, le=1.0)
     dedup_review_similarity_threshold: float = Field(default=0.80, gt=0.0, le=1.0)
     save_length_notice_tokens: int = Field(default=800, ge=1)
+    # Recognisable secrets in saved, updated and imported content become [redacted:<type>].
+    redact_secrets: bool = True
     token_encoding: str = Field(default="o200k_base", pattern=r"^(o200k_base|cl100k_base)$")
     store_url: str = Field(
         default="",

@@ -19,6 +19,7 @@ from tinycontext.domain.memory import (
 )
 from tinycontext.ports.store import NewMemory, Scope
 
+from .redacting import add_notice, redact_content
 from .vectors import cosine, mix_context
 
 if TYPE_CHECKING:
@@ -107,6 +108,9 @@ def plan_saves(
     stored memory's text is embedded in the same batch. Dedup compares the texts' own vectors.
     """
     items = [_read_item(i, raw) for i, raw in enumerate(memories)]
+    # Secrets go first: sizes, dedup and vectors are all about the text that is stored.
+    redactions = [redact_content(service.config, content) for content, _ in items]
+    items = [(r.text, kind) for r, (_, kind) in zip(redactions, items, strict=True)]
     config = service.config
     previous = _previous(service, items, session, now)
     # The previous save of this process usually made that memory: its own vector is kept.
@@ -176,5 +180,6 @@ def plan_saves(
             from .service import long_content_notice
 
             entry["notice"] = long_content_notice(tokens, config.save_length_notice_tokens)
+        add_notice(entry, redactions[index].notice)
         plan.saved.append(entry)
     return plan

@@ -40,6 +40,7 @@ from tinycontext.ports.tokenizer import Tokenizer
 from tinycontext.rendering import MEMORY_FRAME, NEEDS_ESCAPE, escape
 
 from .recalling import profile_pool, recent_recall, semantic_recall
+from .redacting import add_notice, redact_content
 from .reindex import Reindexer
 from .saving import plan_saves
 from .vectors import CONTEXT_KEY, TOKENS_KEY, RecentVectors, token_bits
@@ -286,7 +287,8 @@ class MemoryService:
         self.reindexer.ensure_started()
         old = self.resolve(memory_id)
         check_updatable(old)
-        text = clean_content(content)
+        redaction = redact_content(self.config, clean_content(content))
+        text = redaction.text
         tokens = self.tokenizer.count(text)
         [(vector, bits)] = self.embed_documents([text])
         now = self._now()
@@ -303,6 +305,7 @@ class MemoryService:
         }
         if tokens > self.config.save_length_notice_tokens:
             result["notice"] = long_content_notice(tokens, self.config.save_length_notice_tokens)
+        add_notice(result, redaction.notice)
         return self._with_notice(result)
 
     def delete_memory(self, memory_id: str) -> dict[str, Any]:
