@@ -178,6 +178,8 @@ class PageFile:
 
     def payload(self, page: BTreePage, pos: int, total: int) -> tuple[bytes, bool]:
         """A cell's payload from `pos` (local part plus overflow chain); complete or not."""
+        if total > self.pages * self.page_size:  # a damaged size: do not chase its chain
+            return b"", False
         local = self._local(total, page.kind == TABLE_LEAF)
         parts = [page.data[pos:pos + local]]
         if len(parts[0]) < local:
