@@ -164,7 +164,8 @@ _RULES: tuple[_Rule, ...] = (
     _Rule(  # PEM private keys, whole block; a pasted block cut before its END line too
         re.compile(
             r"-----BEGIN[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----"
-            r"(?:.*?-----END[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----"
+            # the body stops at the next BEGIN: many BEGINs without an END stay linear
+            r"(?:(?:(?!-----BEGIN).)*?-----END[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----"
             r"|(?:[ \t]*(?:\r?\n|\\n)[ \t]*(?:[A-Za-z0-9+/=]{4,}|[A-Za-z-]+: [^\n\\]*))*)",
             re.DOTALL,
         ),

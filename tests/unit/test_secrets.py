@@ -185,3 +185,16 @@ def test_several_secrets_and_the_notice() -> None:
     single = redact(f"token {GHP}")
     assert single.notice is not None and single.notice.startswith("1 secret (1 github-token) was")
     assert redact("nothing here").notice is None
+
+
+@pytest.mark.parametrize("text", [
+    "-----BEGIN PRIVATE KEY-----" * 8000,  # every BEGIN without an END: was quadratic
+    "password=x " * 20000, "token " * 30000, "a_" * 100000 + "password=1", "x" * 200000,
+    "http://u:p@" * 20000, "Bearer " + "a" * 200000, "secret is a " * 20000,
+])
+def test_adversarial_text_stays_linear(text: str) -> None:
+    import time
+
+    start = time.perf_counter()
+    redact(text)
+    assert time.perf_counter() - start < 3.0  # ~0.1 s on a busy 2-core machine
