@@ -9,6 +9,7 @@ few, and "who" or "when" can steer which memory token a query token matches.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from functools import lru_cache
 from typing import Any
 
 from tinycontext import native
@@ -18,6 +19,7 @@ from tinycontext.ports.token_embedder import MAX_TOKEN_ROWS, TokenRows
 SPECIAL = frozenset({"[CLS]", "[SEP]", "[PAD]", "<s>", "</s>", "<pad>"})
 
 
+@lru_cache(maxsize=65536)  # the vocabulary is ~30,000 word pieces; saves ask per token
 def keep_token(token: str, drop_stopwords: bool) -> bool:
     if token in SPECIAL:
         return False

@@ -128,15 +128,23 @@ def informative_tokens(text: str) -> frozenset[str]:
 
 def fold(word: str) -> str:
     """Case and accent folding as FTS5's unicode61 tokenizer with remove_diacritics 2 does."""
+    if word.isascii():  # nothing to decompose, and casefold() is lower() on ASCII
+        return word.lower()
     decomposed = unicodedata.normalize("NFKD", word)
     return "".join(c for c in decomposed if not unicodedata.combining(c)).casefold()
 
 
+@lru_cache(maxsize=65536)  # Zipfian again: one lookup instead of a fold and a stem per word
+def _recall_word(word: str) -> str:
+    return stem(fold(word))
+
+
+@lru_cache(maxsize=256)  # a save stems each text twice: as content, then as the next's context
 def stemmed_terms(text: str) -> str:
     """The words of a text, folded then stemmed, space-separated: what the recall side of the
     keyword index holds (the listing side keeps the words as written, for prefixes)."""
     words = _SPLIT_WORD.findall(searchable_text(unicodedata.normalize("NFKC", text)))
-    return " ".join(stem(fold(w)) for w in words)
+    return " ".join(_recall_word(w) for w in words)
 
 
 def stem_groups(groups: list[list[str]]) -> list[list[str]]:

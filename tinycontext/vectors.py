@@ -21,6 +21,16 @@ def cosine(a: bytes, b: bytes) -> float:
     return float(np.dot(np.frombuffer(a, dtype=np.float32), np.frombuffer(b, dtype=np.float32)))
 
 
+def pairwise_cosines(vectors: list[bytes]) -> list[list[float]]:
+    """Cosine of every pair of unit float32 vectors, as nested lists (row i: vector i)."""
+    np = native.numpy()
+
+    matrix = np.frombuffer(b"".join(vectors), dtype="<f4").reshape(len(vectors), -1)
+    # einsum, not BLAS, for the reason given in maxsim below.
+    products: list[list[float]] = np.einsum("id,jd->ij", matrix, matrix).tolist()
+    return products
+
+
 def mix_context(own: bytes, context: bytes, weight: float = DENSE_CONTEXT_WEIGHT) -> bytes:
     """normalise(own + weight x context): the stored vector of a memory with context."""
     np = native.numpy()
