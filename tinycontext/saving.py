@@ -20,7 +20,7 @@ from tinycontext.domain.memory import (
 from tinycontext.ports.store import NewMemory, Scope
 
 from .redacting import add_notice, redact_content
-from .vectors import cosine, mix_context
+from .vectors import cosine, mix_context, pairwise_cosines
 
 if TYPE_CHECKING:
     from .service import MemoryService
@@ -127,13 +127,15 @@ def plan_saves(
     model_key = service.model_key
     stored = _stored_neighbours(service, items, vectors, session)
     plan = SavePlan()
-    kept: list[tuple[Memory, bytes]] = []
+    # Items of one call are also compared with each other: one product for every pair.
+    similar = pairwise_cosines(vectors) if len(vectors) > 1 else [[1.0]]
+    kept: list[tuple[Memory, int]] = []
     for index, ((content, kind), vector) in enumerate(zip(items, vectors, strict=True)):
         scope_session = None if kind == PROFILE else session
         neighbours = list(stored[index])
         neighbours += [
-            Neighbour(m.ref, m.content, cosine(vector, v))
-            for m, v in kept
+            Neighbour(m.ref, m.content, similar[index][j])
+            for m, j in kept
             if m.kind == kind and m.session_id == scope_session
         ]
         verdict = judge(
@@ -154,7 +156,7 @@ def plan_saves(
             id=service._new_id(), content=content, kind=kind, session_id=scope_session,
             created_at=now, content_tokens=tokens, embedding_model=model_key,
         )
-        kept.append((memory, vector))
+        kept.append((memory, index))
         bits = made[index][1]
         if kind == EPISODIC and config.save_context_minutes > 0:
             if context is None or not related(cosine(vector, context[2])):
