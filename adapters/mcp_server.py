@@ -25,7 +25,7 @@ from . import mcp_prompts as text
 from .management import Management
 from .management_mcp import UNAUTHORIZED, ManagementGuard, register_management
 from .mcp_render import render_list, render_memory, render_recall
-from .rest_models import MemoryItem
+from .rest_models import AtLeastOne, AtLeastZero, MemoryItem
 from .service_source import service_source, warm_up
 from .tenancy import UNAUTHORIZED_MESSAGE, Access, Refused, request_scope
 
@@ -37,12 +37,13 @@ P = text.PARAM
 # Parameter types with their model-facing descriptions (module level: annotations are strings).
 Memories = Annotated[list[MemoryItem], Field(description=P["memories"])]
 QueryText = Annotated[str | None, Field(description=P["query"])]
-TopK = Annotated[int | None, Field(description=P["top_k"])]
+# Numbers take the REST models' types: JSON numbers only (true is not 1), bounds in the schema.
+TopK = Annotated[AtLeastOne | None, Field(description=P["top_k"])]
 KindFilter = Annotated[str | None, Field(description=P["list_kind"])]
 Since = Annotated[str | None, Field(description=P["since"])]
 Until = Annotated[str | None, Field(description=P["until"])]
-Limit = Annotated[int | None, Field(description=P["limit"])]
-Offset = Annotated[int, Field(description=P["offset"])]
+Limit = Annotated[AtLeastOne | None, Field(description=P["limit"])]
+Offset = Annotated[AtLeastZero, Field(description=P["offset"])]
 Sort = Annotated[str | None, Field(description=P["sort"])]
 Search = Annotated[str | None, Field(description=P["search"])]
 MemoryId = Annotated[str, Field(description=P["memory_id"])]

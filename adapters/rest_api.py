@@ -20,6 +20,7 @@ from fastapi.responses import JSONResponse
 from tinycontext.domain.errors import ERROR_STATUS, TinyContextError
 from tinycontext.service import MemoryService
 
+from . import rest_errors
 from . import rest_models as m
 from .http_security import RequestGuardMiddleware
 from .http_telemetry import FASTAPI_TELEMETRY, RedactRequestSpan
@@ -40,6 +41,7 @@ WHEN = {
     "memory_not_found": "no memory has that id or ref",
     "ambiguous_memory_reference": "a ref matching several memories (pass the full id)",
     "memory_already_superseded": "updating a memory a newer version already replaced",
+    "memory_too_large": "content over max_memory_tokens (split it into smaller memories)",
     "store_unavailable": "the store cannot be opened or reached (folder or file permissions, "
     "locked by another process beyond the timeout, database down or refusing the login)",
     "store_read_only": "a write to a read-only store (recall still works, without counting)",
@@ -50,6 +52,20 @@ WHEN = {
 # Any operation can meet a store that fails: every route documents these.
 STORE_ERRORS = ("store_unavailable", "store_read_only", "store_full", "store_corrupt")
 ID_ERRORS = ("empty_memory", "memory_not_found", "ambiguous_memory_reference", "invalid_request")
+# OpenAPI links: the id a save returns is what get, update and delete take (clients and
+# schemathesis' stateful phase follow them).
+_SAVED_ID = "$response.body#/saved/0/id"
+SAVE_LINKS = {
+    "GetSavedMemory": {"operationRef": "#/paths/~1get_memory/post",
+                       "requestBody": {"memory_id": _SAVED_ID}},
+    "GetSavedMemoryByQuery": {"operationRef": "#/paths/~1get_memory/get",
+                              "parameters": {"query.memory_id": _SAVED_ID}},
+    "UpdateSavedMemory": {"operationRef": "#/paths/~1update_memory/post",
+                          "requestBody": {"memory_id": _SAVED_ID,
+                                          "content": "A corrected version of the fact."}},
+    "DeleteSavedMemory": {"operationRef": "#/paths/~1delete_memory/post",
+                          "requestBody": {"memory_id": _SAVED_ID}},
+}
 
 
 def _errors(*codes: str) -> dict[int | str, dict[str, Any]]:
@@ -57,6 +73,9 @@ def _errors(*codes: str) -> dict[int | str, dict[str, Any]]:
     by_status: dict[int, list[str]] = {}
     for code in (*codes, *STORE_ERRORS, "internal_error"):
         by_status.setdefault(ERROR_STATUS[code], []).append(f"`{code}`: {WHEN[code]}")
+    by_status.setdefault(rest_errors.MALFORMED, []).append(
+        "`invalid_request`: malformed request (not JSON, wrong types, missing or unknown fields)"
+    )
     return {
         status: {"model": m.ErrorResponse, "description": "; ".join(lines)}
         for status, lines in sorted(by_status.items())
@@ -128,6 +147,8 @@ def create_app(
         app.add_middleware(TenantGate, access=access)  # 401 before anything else
     app.add_middleware(RedactRequestSpan)  # outermost: also spans of refused requests
 
+    rest_errors.install(app)
+
     @app.exception_handler(TinyContextError)
     async def domain_error(request: Request, exc: TinyContextError) -> JSONResponse:
         return _error_response(exc)
@@ -143,7 +164,10 @@ def create_app(
     common: dict[str, Any] = {"response_model_exclude_unset": True}
 
     @app.post("/save_memories", response_model=m.SaveResponse,
-              responses=_errors("empty_memory", "invalid_memory_kind", "invalid_request"), **common)
+              responses={**_errors("empty_memory", "invalid_memory_kind", "invalid_request",
+                                   "memory_too_large"),
+                         200: {"description": "What was saved and skipped.", "links": SAVE_LINKS}},
+              **common)
     def save_memories(body: m.SaveRequest) -> Any:
         """Save memories (one embedding batch); near-duplicates are skipped and reported."""
         items = [item.model_dump(exclude_none=True) for item in body.memories]
@@ -162,7 +186,7 @@ def create_app(
 
     @app.get("/recall_memories", response_model=m.RecallResponse, responses=recall_errors,
              **common)
-    def recall_get(params: Annotated[m.RecallRequest, Query()]) -> Any:
+    def recall_get(params: Annotated[m.RecallQuery, Query()]) -> Any:
         """The same as POST, with query-string parameters."""
         return recall(params)
 
@@ -183,7 +207,7 @@ def create_app(
         return browse(body or m.ListRequest())
 
     @app.get("/list_memories", response_model=m.ListResponse, responses=list_errors, **common)
-    def list_get(params: Annotated[m.ListRequest, Query()]) -> Any:
+    def list_get(params: Annotated[m.ListQuery, Query()]) -> Any:
         """The same as POST, with query-string parameters."""
         return browse(params)
 
@@ -200,7 +224,8 @@ def create_app(
         return get_service().get_memory(params.memory_id)
 
     @app.post("/update_memory", response_model=m.UpdateResponse,
-              responses=_errors(*ID_ERRORS, "memory_already_superseded"), **common)
+              responses=_errors(*ID_ERRORS, "memory_already_superseded", "memory_too_large"),
+              **common)
     def update_memory(body: m.UpdateRequest) -> Any:
         """Replace a memory's content with a new version; the old one is kept, hidden."""
         return get_service().update_memory(body.memory_id, body.content)

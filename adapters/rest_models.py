@@ -2,20 +2,80 @@
 
 Types are checked here (a wrong type or a missing field is a 422); values are checked by the
 engine, so a blank content, a bad kind or sort, or top_k < 1 get the same error code in every
-adapter (the 400/404/409 table). Only pydantic is imported: the MCP server reuses MemoryItem.
+adapter (the 400/404/409 table). The schema still states those value rules (ranges, lengths,
+patterns, taken from the domain's own constants) without enforcing them here, so a client
+reading the OpenAPI document knows them and the engine stays the one place that decides.
+Only pydantic and the pure domain are imported: the MCP server reuses these types.
 """
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, WithJsonSchema
+
+from tinycontext.domain.limits import MAX_INTEGER, MAX_ITEMS_PER_SAVE, MAX_QUERY_CHARS
+from tinycontext.domain.listing import MAX_SEARCH_CHARS, SORTS
+from tinycontext.domain.memory import KINDS, MAX_SESSION_CHARS, VISIBLE_PATTERN
 
 ID = "The memory's full id (uuid4)."
 REF = "First 12 hex characters of the id, dashes removed: accepted wherever an id is."
 TIME = "UTC timestamp `YYYY-MM-DDTHH:MM:SSZ`."
 SESSION = "Scope inside the store; omitted or null means the whole store."
 KIND = '"episodic" (default) or "profile" (durable facts about the user, attached to every recall).'
+MAX_TOKENS = "Token budget for the memories (default recall_max_tokens 2000)."
+TOP_K = "At most this many memories (default 10; 5 in recent mode)."
+LIMIT = "Page size, default 20; larger values are capped to 200."
+OFFSET = "Entries to skip, default 0."
+
+
+def _stated(schema: dict[str, Any]) -> Any:
+    """A JSON schema the OpenAPI document shows; validation stays with the engine."""
+    return WithJsonSchema(schema)
+
+
+def _integer(minimum: int) -> dict[str, Any]:
+    return {"type": "integer", "minimum": minimum, "maximum": MAX_INTEGER}
+
+
+def _json_number(value: object) -> object:
+    # pydantic would read true as 1 and "5" as 5; in a JSON body or MCP arguments they are a
+    # boolean and a string, which the schema says an integer is not.
+    if isinstance(value, bool | str):
+        raise ValueError("Input should be a JSON number, not a string or boolean")
+    return value
+
+
+# Whole numbers up to 2**53 - 1 (the engine's bound). JSON bodies and MCP arguments take JSON
+# numbers only; query strings are text, so their forms parse digits.
+AtLeastOne = Annotated[int, BeforeValidator(_json_number), _stated(_integer(1))]
+AtLeastZero = Annotated[int, BeforeValidator(_json_number), _stated(_integer(0))]
+QueryAtLeastOne = Annotated[int, _stated(_integer(1))]
+QueryAtLeastZero = Annotated[int, _stated(_integer(0))]
+# Any printable text of at most 200 characters (control characters are refused).
+SessionId = Annotated[str, _stated({
+    "type": "string", "maxLength": MAX_SESSION_CHARS,
+    "pattern": "^[^\\u0000-\\u001f\\u007f-\\u009f]*$",
+})]
+# Text with at least one visible character (not only whitespace, zero-width or control ones).
+Content = Annotated[str, _stated({"type": "string", "minLength": 1, "pattern": VISIBLE_PATTERN})]
+# A full id (uuid) or a 12-hex ref, in either case, surrounding whitespace ignored.
+MemoryKey = Annotated[str, _stated({
+    "type": "string", "minLength": 12,
+    "pattern": "^\\s*([0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-"
+    "[0-9a-fA-F]{12}|[0-9a-fA-F]{12})\\s*$",
+})]
+Kind = Annotated[str, _stated({"type": "string", "enum": list(KINDS)})]
+Sort = Annotated[str, _stated({"type": "string", "enum": list(SORTS)})]
+Query = Annotated[str, _stated({"type": "string", "maxLength": MAX_QUERY_CHARS})]
+Instant = Annotated[str, _stated(
+    {"type": "string", "anyOf": [{"format": "date"}, {"format": "date-time"}]}
+)]
+# Blank (no filter), or keywords with at least one letter or digit.
+KEYWORD = "[^\\W_]"
+Search = Annotated[str, _stated({
+    "type": "string", "maxLength": MAX_SEARCH_CHARS, "pattern": "^\\s*$|" + KEYWORD,
+})]
 
 
 class _Request(BaseModel):
@@ -27,58 +87,85 @@ class _Response(BaseModel):
 
 
 class MemoryItem(_Request):
-    content: str = Field(description="The fact to remember, one self-contained statement.")
-    kind: str | None = Field(default=None, description=KIND)
+    content: Content = Field(
+        description="The fact to remember, one self-contained statement: at most "
+        "max_memory_tokens tokens (default 8000; larger content is refused with "
+        "memory_too_large). Control characters other than tab and line breaks are removed."
+    )
+    kind: Kind | None = Field(default=None, description=KIND)
 
 
 class SaveRequest(_Request):
-    session_id: str | None = Field(default=None, description=SESSION)
+    session_id: SessionId | None = Field(default=None, description=SESSION)
     memories: list[MemoryItem] = Field(
-        description="Items to save, embedded in one batch; at most 1000 per call."
+        description=f"Items to save, embedded in one batch; 1 to {MAX_ITEMS_PER_SAVE} per call.",
+        json_schema_extra={"minItems": 1, "maxItems": MAX_ITEMS_PER_SAVE},
     )
 
 
 class RecallRequest(_Request):
-    query: str | None = Field(
+    query: Query | None = Field(
         default=None,
-        description="Question or keywords (up to 4000 characters); omitted or blank = recent mode.",
+        description=f"Question or keywords (up to {MAX_QUERY_CHARS} characters); omitted or "
+        "blank = recent mode.",
     )
-    session_id: str | None = Field(default=None, description=SESSION)
-    max_tokens: int | None = Field(
-        default=None, description="Token budget for the memories (default recall_max_tokens 2000)."
-    )
-    top_k: int | None = Field(
-        default=None, description="At most this many memories (default 10; 5 in recent mode)."
-    )
+    session_id: SessionId | None = Field(default=None, description=SESSION)
+    max_tokens: AtLeastOne | None = Field(default=None, description=MAX_TOKENS)
+    top_k: AtLeastOne | None = Field(default=None, description=TOP_K)
+
+
+class RecallQuery(RecallRequest):
+    """RecallRequest as query-string parameters (numbers arrive as text)."""
+
+    max_tokens: QueryAtLeastOne | None = Field(default=None, description=MAX_TOKENS)
+    top_k: QueryAtLeastOne | None = Field(default=None, description=TOP_K)
 
 
 class ListRequest(_Request):
-    session_id: str | None = Field(default=None, description=SESSION)
-    kind: str | None = Field(default=None, description='Only "episodic" or only "profile".')
-    since: str | None = Field(default=None, description="ISO-8601 date or datetime, inclusive.")
-    until: str | None = Field(
+    # sort "relevance" ranks by the search keywords, so it needs some (the query-string form
+    # cannot state a rule between two parameters; the engine checks it in both).
+    model_config = ConfigDict(extra="forbid", json_schema_extra={
+        "if": {"properties": {"sort": {"const": "relevance"}}, "required": ["sort"]},
+        "then": {"properties": {"search": {"type": "string", "pattern": KEYWORD}},
+                 "required": ["search"]},
+    })
+
+    session_id: SessionId | None = Field(default=None, description=SESSION)
+    kind: Kind | None = Field(default=None, description='Only "episodic" or only "profile".')
+    since: Instant | None = Field(default=None, description="ISO-8601 date or datetime, inclusive.")
+    until: Instant | None = Field(
         default=None, description="ISO-8601 date or datetime, inclusive (a date covers its day)."
     )
-    limit: int | None = Field(default=None, description="Page size, default 20, capped to 200.")
-    offset: int | None = Field(default=None, description="Entries to skip, default 0.")
-    sort: str | None = Field(
+    limit: AtLeastOne | None = Field(default=None, description=LIMIT)
+    offset: AtLeastZero | None = Field(default=None, description=OFFSET)
+    sort: Sort | None = Field(
         default=None,
         description='"recent" (default), "stale" (least recalled first) or "relevance" '
         "(only with search; the default when search is given).",
     )
-    search: str | None = Field(
+    search: Search | None = Field(
         default=None,
-        description="Keywords (up to 200 characters); all must match, the last may be a prefix.",
+        description=f"Keywords (up to {MAX_SEARCH_CHARS} characters, at least one letter or "
+        "digit); all must match, the last may be a prefix.",
     )
 
 
+class ListQuery(ListRequest):
+    """ListRequest as query-string parameters (numbers arrive as text)."""
+
+    limit: QueryAtLeastOne | None = Field(default=None, description=LIMIT)
+    offset: QueryAtLeastZero | None = Field(default=None, description=OFFSET)
+
+
 class MemoryIdRequest(_Request):
-    memory_id: str = Field(description="Full id or 12-hex ref.")
+    memory_id: MemoryKey = Field(description="Full id or 12-hex ref.")
 
 
 class UpdateRequest(_Request):
-    memory_id: str = Field(description="Full id or 12-hex ref of the memory to replace.")
-    content: str = Field(description="The complete new text.")
+    memory_id: MemoryKey = Field(description="Full id or 12-hex ref of the memory to replace.")
+    content: Content = Field(
+        description="The complete new text (at most max_memory_tokens tokens, as for a save)."
+    )
 
 
 # -- responses -------------------------------------------------------------------------------

@@ -83,4 +83,29 @@ class TiktokenTokenizer(Tokenizer):
     def count(self, text: str) -> int:
         if not text:
             return 0
-        return len(self._encoding().encode(text, disallowed_special=()))
+        encoding = self._encoding()
+        if len(text) <= PIECE_CHARS:
+            return len(encoding.encode(text, disallowed_special=()))
+        return sum(len(encoding.encode(p, disallowed_special=())) for p in pieces(text))
+
+
+# tiktoken's pre-tokenizing regex gives up (ValueError, or a Rust panic) on a run of about a
+# million spaces. Longer texts are counted in pieces cut after a line break where one is
+# near (the regex never joins a word to the line break before it, so the count is exact
+# there), else after a space, else anywhere: a cut inside a run can be off by a token.
+PIECE_CHARS = 100_000
+
+
+def pieces(text: str, size: int = PIECE_CHARS) -> list[str]:
+    """`text` cut into consecutive pieces of at most `size` characters."""
+    out, start = [], 0
+    while len(text) - start > size:
+        window = text[start:start + size]
+        cut = window.rfind("\n", size // 2)
+        if cut < 0:
+            cut = window.rfind(" ", size // 2)
+        end = start + (cut + 1 if cut >= 0 else size)
+        out.append(text[start:end])
+        start = end
+    out.append(text[start:])
+    return out

@@ -1,16 +1,21 @@
 """Range checks for the numbers callers pass, and the size limit of one memory.
 
-Numbers end up as 64-bit integers in SQLite and PostgreSQL: anything larger is refused here,
-in one place, so every transport answers `invalid_request` instead of an overflow deep in a
-driver. Huge values are never formatted into messages (Python refuses to print ints of more
-than 4300 digits).
+Numbers end up as 64-bit integers in SQLite and PostgreSQL, and JSON clients written in
+JavaScript (or reading JSON numbers as doubles) lose whole numbers past 2**53. Anything larger
+is refused here, in one place, so every transport answers `invalid_request` instead of an
+overflow deep in a driver. Huge values are never formatted into messages (Python refuses to
+print ints of more than 4300 digits).
 """
 
 from __future__ import annotations
 
 from .errors import InvalidRequestError, MemoryTooLargeError, RecallBudgetError
 
-MAX_INTEGER = 2**63 - 1
+# The largest whole number every JSON client represents exactly (JavaScript's
+# Number.MAX_SAFE_INTEGER): well inside 64 bits, and a schema bound no double rounds away.
+MAX_INTEGER = 2**53 - 1
+MAX_ITEMS_PER_SAVE = 1000
+MAX_QUERY_CHARS = 4000
 # Content over this many characters per allowed token is refused before it is counted:
 # counting a few megabytes costs seconds, and tiktoken's regex gives up on whitespace runs of
 # about a million characters. Real text averages 3-5 characters per o200k_base token; 32
@@ -33,7 +38,8 @@ def whole_number(value: object, field: str, *, default: int, minimum: int) -> in
         raise RecallBudgetError(f"{field} must be {floor}.")
     if value > MAX_INTEGER:
         raise InvalidRequestError(
-            f"{field} must be at most {MAX_INTEGER} (a 64-bit integer); pass a smaller number."
+            f"{field} must be at most {MAX_INTEGER} (2**53 - 1, the largest whole number "
+            "every JSON client represents exactly); pass a smaller number."
         )
     return value
 

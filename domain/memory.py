@@ -74,17 +74,19 @@ _BREAKING_CONTROLS = re.compile("[\x0b\x0c\x1c-\x1e\x85]")
 _ANY_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f]")
 _ZERO_WIDTH = frozenset("\u200b\u200c\u200d\u2060\ufeff")
 # Characters nobody sees, listed (not taken from Unicode categories) so that the REST schema's
-# pattern states exactly this rule: controls, soft hyphen, fillers, zero-width characters and
+# pattern states the same rule: controls, soft hyphen, fillers, zero-width characters and
 # joiners, direction marks, blank braille, variation selectors, invisible format and tag
 # characters. Whitespace (`\\s`) counts as invisible too.
-INVISIBLE = (
+_INVISIBLE_BMP = (
     "\x00-\x1f\x7f-\x9f\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180b-\u180f"
     "\u200b-\u200f\u202a-\u202e\u2060-\u206f\u2800\u3164\ufe00-\ufe0f\ufeff\uffa0"
-    "\U0001d173-\U0001d17a\U000e0000-\U000e0fff"
 )
-VISIBLE_PATTERN = "[^\\s" + INVISIBLE + "]"
-"""A regular expression that finds one visible character (the schema's non-blank rule)."""
-_VISIBLE = re.compile(VISIBLE_PATTERN)
+_INVISIBLE_ASTRAL = "\U0001d173-\U0001d17a\U000e0000-\U000e0fff"
+VISIBLE_PATTERN = "[^\\s" + _INVISIBLE_BMP + "]"
+"""Finds one visible character: the schema's non-blank rule. It leaves out the invisible
+characters beyond U+FFFF, which JavaScript regular expressions without the `u` flag cannot
+hold in a character class (the engine still treats them as invisible)."""
+_VISIBLE = re.compile("[^\\s" + _INVISIBLE_BMP + _INVISIBLE_ASTRAL + "]")
 
 
 def has_visible(text: str) -> bool:
@@ -224,4 +226,10 @@ def parse_instant(value: object, *, field: str, end_of_day: bool = False) -> dat
         raise InvalidRequestError(f"{field} must be an ISO-8601 date or datetime string.")
     if moment.tzinfo is None:
         moment = moment.replace(tzinfo=UTC)
-    return moment.astimezone(UTC)
+    try:
+        return moment.astimezone(UTC)
+    except OverflowError:  # 0001-01-01T00:00+05:00 is before year 1 in UTC
+        raise InvalidRequestError(
+            f"{field} is out of range once converted to UTC; use a date between 0001-01-02 and "
+            "9999-12-30."
+        ) from None

@@ -74,6 +74,8 @@ class TinyContextConfig(BaseModel):
     dedup_similarity_threshold: float = Field(default=0.95, gt=0.0, le=1.0)
     dedup_review_similarity_threshold: float = Field(default=0.80, gt=0.0, le=1.0)
     save_length_notice_tokens: int = Field(default=800, ge=1)
+    # Hard limit: larger content is refused (memory_too_large); the notice above is the soft one.
+    max_memory_tokens: int = Field(default=8000, ge=1, le=1_000_000)
     # Recognisable secrets in saved, updated and imported content become [redacted:<type>].
     redact_secrets: bool = True
     token_encoding: str = Field(default="o200k_base", pattern=r"^(o200k_base|cl100k_base)$")

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 from tinycontext.domain.context import related, within_window
 from tinycontext.domain.dedup import Neighbour, judge
 from tinycontext.domain.errors import InvalidRequestError, TinyContextError
+from tinycontext.domain.limits import check_length, check_tokens
 from tinycontext.domain.memory import (
     EPISODIC,
     PROFILE,
@@ -55,6 +56,18 @@ def _read_item(index: int, raw: object) -> tuple[str, str]:
         return clean_content(content, what=f"memories[{index}].content"), check_kind(kind)
     except TinyContextError as exc:
         raise type(exc)(f"memories[{index}]: {exc.message}") from exc
+
+
+def measure(service: MemoryService, text: str, what: str = "content") -> int:
+    """The token count of memory content; over `max_memory_tokens` is `memory_too_large`.
+
+    The character bound comes first, so megabytes of text are refused without counting.
+    """
+    limit = service.config.max_memory_tokens
+    check_length(what, text, limit)
+    tokens = service.tokenizer.count(text)
+    check_tokens(what, tokens, limit)
+    return tokens
 
 
 def _stored_neighbours(
@@ -111,6 +124,8 @@ def plan_saves(
     # Secrets go first: sizes, dedup and vectors are all about the text that is stored.
     redactions = [redact_content(service.config, content) for content, _ in items]
     items = [(r.text, kind) for r, (_, kind) in zip(redactions, items, strict=True)]
+    # Sizes are checked before anything is embedded: one item too large saves nothing.
+    counts = [measure(service, c, f"memories[{i}].content") for i, (c, _) in enumerate(items)]
     config = service.config
     previous = _previous(service, items, session, now)
     # The previous save of this process usually made that memory: its own vector is kept.
@@ -151,7 +166,7 @@ def plan_saves(
                 }
             )
             continue
-        tokens = service.tokenizer.count(content)
+        tokens = counts[index]
         memory = Memory(
             id=service._new_id(), content=content, kind=kind, session_id=scope_session,
             created_at=now, content_tokens=tokens, embedding_model=model_key,

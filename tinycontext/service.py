@@ -21,13 +21,14 @@ from tinycontext.domain.errors import (
     SessionNotFoundError,
 )
 from tinycontext.domain.lifecycle import check_updatable, plan_deletion
-from tinycontext.domain.limits import whole_number
+from tinycontext.domain.limits import MAX_ITEMS_PER_SAVE, MAX_QUERY_CHARS, whole_number
 from tinycontext.domain.memory import (
     Memory,
     MemoryInput,
     check_session_id,
     clean_content,
     format_timestamp,
+    has_visible,
     parse_memory_key,
     ref_of,
 )
@@ -42,12 +43,10 @@ from tinycontext.rendering import MEMORY_FRAME, NEEDS_ESCAPE, escape
 from .recalling import profile_pool, recent_recall, semantic_recall
 from .redacting import add_notice, redact_content
 from .reindex import Reindexer
-from .saving import plan_saves
+from .saving import measure, plan_saves
 from .vectors import CONTEXT_KEY, TOKENS_KEY, RecentVectors, token_bits
 
 T = TypeVar("T")
-MAX_ITEMS_PER_SAVE = 1000
-MAX_QUERY_CHARS = 4000
 RECENT_TOP_K = 5
 
 
@@ -208,11 +207,12 @@ class MemoryService:
         budget = _positive(max_tokens, "max_tokens", self.config.recall_max_tokens)
         if query is not None and not isinstance(query, str):
             raise InvalidRequestError("query must be a string (or omitted for recent memories).")
-        semantic = query is not None and bool(query.strip())
+        # A query with nothing visible (blank, zero-width characters) asks for recent memories.
+        semantic = query is not None and has_visible(query)
         k = _positive(top_k, "top_k", self.config.recall_top_k if semantic else RECENT_TOP_K)
-        if semantic and len(query) > MAX_QUERY_CHARS:  # type: ignore[arg-type]
+        if query is not None and len(query) > MAX_QUERY_CHARS:
             raise InvalidRequestError(
-                f"query is {len(query)} characters; ask a focused question of at most "  # type: ignore[arg-type]
+                f"query is {len(query)} characters; ask a focused question of at most "
                 f"{MAX_QUERY_CHARS}."
             )
         session = self._check_session(session_id)
@@ -289,7 +289,7 @@ class MemoryService:
         check_updatable(old)
         redaction = redact_content(self.config, clean_content(content))
         text = redaction.text
-        tokens = self.tokenizer.count(text)
+        tokens = measure(self, text)
         [(vector, bits)] = self.embed_documents([text])
         now = self._now()
         new = Memory(

@@ -106,7 +106,8 @@ def test_fts_operator_words_are_matched_as_words(seeded):
 
 
 def test_one_megabyte_memory_is_saved_whole(make):
-    svc = make(save_length_notice_tokens=800)
+    # Far over the default hard limit (max_memory_tokens 8000): raised, it is stored whole.
+    svc = make(save_length_notice_tokens=800, max_memory_tokens=300_000)
     content = ("word " * 209_715).strip()  # ~1 MiB
     [entry] = svc.save_memories([{"content": content}])["saved"]
     assert entry["content_tokens"] == 209_715 and "notice" in entry

@@ -1,0 +1,96 @@
+"""Every REST error in one shape: `{"detail": {"code", "message"}}` (docs/rest.md).
+
+FastAPI answers framework-level failures in its own shapes: a list for validation errors, a
+string for an unknown path, a wrong method, or a body it cannot decode (invalid UTF-8, JSON
+nested too deeply, a number too long to convert). These handlers give them the documented
+shape with the `invalid_request` code and keep their statuses: 422 for a malformed request
+(the body-decoding failures included, as for any other body that is not JSON), 404 for an
+unknown path, 405 with an `Allow` header naming every method of the path. OPTIONS on a known
+path answers 204 with that `Allow` header.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse, Response
+from starlette.exceptions import HTTPException
+from starlette.routing import Match
+
+MALFORMED = 422
+MAX_PROBLEMS = 5
+
+
+def error_body(code: str, message: str) -> dict[str, Any]:
+    return {"detail": {"code": code, "message": message}}
+
+
+def describe_validation(errors: Any) -> str:
+    """`where: what` for the first few problems; never the input itself (it may be content)."""
+    parts = []
+    for item in list(errors)[:MAX_PROBLEMS]:
+        loc = [str(p) for p in item.get("loc", ())]
+        where = ".".join(loc[1:] if len(loc) > 1 else loc) or "request"
+        if item.get("type") == "json_invalid":
+            parts.append(f"the body is not valid JSON ({item.get('ctx', {}).get('error', '')})")
+        elif item.get("type") == "extra_forbidden":
+            parts.append(f"{where}: unknown field or parameter")
+        else:
+            parts.append(f"{where}: {item.get('msg', 'invalid')}")
+    more = len(list(errors)) - MAX_PROBLEMS
+    return "; ".join(parts) + (f"; and {more} more" if more > 0 else "") + "."
+
+
+def _unreadable_body(cause: BaseException | None) -> str:
+    if isinstance(cause, UnicodeDecodeError):
+        return "The body is not valid UTF-8: send JSON encoded as UTF-8."
+    if isinstance(cause, RecursionError):
+        return "The body's JSON is nested too deeply: send the flat objects the API documents."
+    return "The body could not be read as JSON: send a JSON object as the API documents."
+
+
+def allowed_methods(app: FastAPI, scope: dict[str, Any]) -> list[str]:
+    """Every method some route serves on this path (FastAPI keeps GET and POST of one path in
+    two routes, and Starlette's own 405 names only the first one's)."""
+    methods: set[str] = set()
+    for route in app.router.routes:
+        match, _ = route.matches({**scope, "method": "GET"})
+        route_methods = getattr(route, "methods", None)
+        if match != Match.NONE and route_methods:
+            methods.update(route_methods)
+    if methods:
+        methods.add("OPTIONS")
+    return sorted(methods)
+
+
+def install(app: FastAPI) -> None:
+    """Register the handlers on `app` (domain errors have their own handler in rest_api)."""
+
+    @app.exception_handler(RequestValidationError)
+    async def malformed(request: Request, exc: RequestValidationError) -> JSONResponse:
+        message = "Malformed request: " + describe_validation(exc.errors())
+        return JSONResponse(status_code=MALFORMED, content=error_body("invalid_request", message))
+
+    @app.exception_handler(HTTPException)
+    async def framework(request: Request, exc: HTTPException) -> Response:
+        if exc.status_code == 400 and exc.__cause__ is not None:
+            # FastAPI's "There was an error parsing the body": a body that is not JSON.
+            return JSONResponse(status_code=MALFORMED, content=error_body(
+                "invalid_request", _unreadable_body(exc.__cause__)))
+        headers = dict(exc.headers or {})
+        if exc.status_code == 405:
+            allow = allowed_methods(app, request.scope)
+            headers["Allow"] = ", ".join(allow)
+            if request.method == "OPTIONS" and allow:
+                return Response(status_code=204, headers=headers)
+            message = (f"{request.method} is not allowed on {request.url.path[:100]}; use "
+                       f"{' or '.join(m for m in allow if m not in ('HEAD', 'OPTIONS'))}.")
+        elif exc.status_code == 404:
+            message = (f"There is no {request.url.path[:100]}; the OpenAPI document at "
+                       "/openapi.json lists the paths.")
+        else:
+            message = str(exc.detail)
+        return JSONResponse(status_code=exc.status_code, headers=headers,
+                            content=error_body("invalid_request", message))
