@@ -35,6 +35,7 @@ from tinycontext.domain.memory import (
 )
 from tinycontext.domain.secrets import redact
 from tinycontext.ports.store import NewMemory, Store
+from tinycontext.saving import measure
 
 PAGE = 500
 _STAMP = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z$")
@@ -171,7 +172,7 @@ def import_jsonl(
     """Import JSON Lines into the service's store (see module docstring for the guarantees)."""
     store: Store = service.store
     with _replayable(lines) as again:
-        _check_file(store, again())
+        _check_file(store, again(), lambda text: _check_size(service, text))
         return _import_checked(service, again(), batch_size, progress)
 
 
@@ -217,9 +218,24 @@ def _import_checked(
     return report
 
 
-def _check_file(store: Store, lines: Iterable[str]) -> None:
-    """Every line parses and every supersede link can be stored, else ImportFormatError for
-    the first bad line (a link problem is only known once the whole file was read)."""
+def _check_size(service: Any, content: str) -> None:
+    """The content as it will be stored (secrets replaced) is within max_memory_tokens."""
+    if service.config.redact_secrets:
+        content = redact(content).text
+    try:
+        measure(service, content)
+    except TinyContextError as exc:
+        raise ValueError(
+            exc.message.rstrip(".") + ", or raise max_memory_tokens for this import"
+        ) from None
+
+
+def _check_file(
+    store: Store, lines: Iterable[str], check_size: Callable[[str], None] | None = None
+) -> None:
+    """Every line parses, fits the size limit, and every supersede link can be stored, else
+    ImportFormatError for the first bad line (a link problem is only known once the whole
+    file was read)."""
     ids: set[str] = set()
     links: dict[str, Links] = {}
     line_of: dict[str, int] = {}
@@ -228,6 +244,8 @@ def _check_file(store: Store, lines: Iterable[str]) -> None:
             continue
         try:
             memory, _ = parse_record(raw)
+            if check_size is not None:
+                check_size(memory.content)
         except ValueError as exc:
             raise ImportFormatError(number, str(exc)) from None
         if memory.id in ids:
