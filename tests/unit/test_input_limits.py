@@ -130,3 +130,14 @@ def test_the_token_limit_is_inclusive():
     check_tokens("content", 8000, 8000)
     with pytest.raises(MemoryTooLargeError, match="^content is 8,001 tokens, over the limit"):
         check_tokens("content", 8001, 8000)
+
+
+def test_max_memory_tokens_is_a_setting_with_an_environment_variable(tmp_path):
+    from tinycontext.config import ConfigError, TinyContextConfig, load_config
+
+    assert TinyContextConfig(memory_db_path=str(tmp_path / "m.db")).max_memory_tokens == 8000
+    env = {"TINYCONTEXT_MEMORY_DB_PATH": str(tmp_path / "m.db"),
+           "TINYCONTEXT_MAX_MEMORY_TOKENS": "1200"}
+    assert load_config(env, config_file=tmp_path / "none.json").max_memory_tokens == 1200
+    with pytest.raises(ConfigError, match="max_memory_tokens"):
+        load_config({**env, "TINYCONTEXT_MAX_MEMORY_TOKENS": "0"}, config_file=tmp_path / "n.json")
