@@ -55,6 +55,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                         help="save through the library in this process (default) or through "
                         "a `tinycontext serve` subprocess over MCP (its RSS is sampled)")
     parser.add_argument("--batch", type=int, default=1, help="memories per save call (1)")
+    parser.add_argument("--clients", type=int, default=1,
+                        help="http: MCP clients saving at once, each in its own session (1)")
     parser.add_argument("--warmup", type=int, default=200,
                         help="saves before the first sample (model loaded, caches primed)")
     parser.add_argument("--tracemalloc", action="store_true",
@@ -67,8 +69,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     args = parser.parse_args(argv)
     if not args.data.is_file():
         parser.error(f"LoCoMo data not found at {args.data}: pass --data PATH")
-    if args.minutes <= 0 or args.every <= 0 or args.batch < 1:
-        parser.error("--minutes and --every must be positive, --batch at least 1")
+    if args.minutes <= 0 or args.every <= 0 or args.batch < 1 or args.clients < 1:
+        parser.error("--minutes and --every must be positive, --batch and --clients at least 1")
     return args
 
 
@@ -127,20 +129,22 @@ def _sqlite_memory() -> Callable[[], float] | None:
     return lambda: call() / MB
 
 
+def mirror_bytes(mirror: Any) -> int:
+    """Bytes one vector mirror holds: its arrays at their capacity plus the slot map (a dict
+    of int -> int: ~100 bytes an entry). Reads private fields: measurement only."""
+    total = sys.getsizeof(mirror._pos) + 56 * len(mirror._pos)  # two int objects an entry
+    view = getattr(mirror, "_view", None)
+    if view is not None:
+        total += sum(a.nbytes for a in (view.seqs, view.kinds, view.sessions, view.bits,
+                                        view.codes))
+    return total
+
+
 def mirror_mb(service: Any) -> float | None:
-    """Bytes the store's vector mirrors hold: arrays at their capacity plus the slot map
-    (a dict of int -> int: ~100 bytes an entry). Reads private fields: measurement only."""
     mirrors = getattr(getattr(service.store, "_search", None), "_mirrors", None)
     if mirrors is None:
         return None
-    total = 0
-    for mirror in list(mirrors.values()):
-        view = getattr(mirror, "_view", None)
-        if view is not None:
-            total += sum(a.nbytes for a in (view.seqs, view.kinds, view.sessions, view.bits,
-                                            view.codes))
-        total += sys.getsizeof(mirror._pos) + 56 * len(mirror._pos)  # two int objects each
-    return total / MB
+    return sum(mirror_bytes(m) for m in list(mirrors.values())) / MB
 
 
 def soak_service(args: argparse.Namespace, db: Path, progress: Progress) -> dict[str, Any]:
@@ -182,6 +186,8 @@ def soak_service(args: argparse.Namespace, db: Path, progress: Progress) -> dict
 
 
 def soak_http(args: argparse.Namespace, db: Path, progress: Progress) -> dict[str, Any]:
+    """Saves through MCP over HTTP to a `tinycontext serve` whose own sampler thread
+    (benchmarks/_soak_server.py) records what the server process holds."""
     import json
     import socket
 
@@ -199,11 +205,14 @@ def soak_http(args: argparse.Namespace, db: Path, progress: Progress) -> dict[st
     env.update({f"TINYCONTEXT_{k.upper()}": str(v) for k, v in settings(args).items()})
     if args.model != "balanced":
         env["TINYCONTEXT_EMBEDDING_MODEL"] = args.model
-    script = Path(sys.executable).parent / "tinycontext"
-    command = [str(script)] if script.exists() else [sys.executable, "-m", "tinycontext"]
-    server = subprocess.Popen([*command, "serve", "--port", str(port)], env=env,
-                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    samples_file = db.parent / "server-samples.jsonl"
+    server = subprocess.Popen(
+        [sys.executable, str(Path(__file__).with_name("_soak_server.py")), str(samples_file),
+         str(args.every), "serve", "--port", str(port)],
+        env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     base = f"http://127.0.0.1:{port}"
+    counts = {"saves": 0, "saved": 0, "skipped": 0}
+    progress_at: list[tuple[float, int]] = []  # (wall time, memories saved by then)
     try:
         deadline = time.monotonic() + 120
         while True:
@@ -212,33 +221,68 @@ def soak_http(args: argparse.Namespace, db: Path, progress: Progress) -> dict[st
                     break
             except httpx.HTTPError:
                 if server.poll() is not None or time.monotonic() > deadline:
-                    raise SystemExit("tinycontext serve did not start") from None
+                    raise SystemExit("the tinycontext serve process did not start") from None
                 time.sleep(0.1)
         stream = texts(args)
-        counts = {"saves": 0, "saved": 0, "skipped": 0}
 
-        async def main() -> list[dict[str, Any]]:
-            async with Client(base + "/mcp") as client:
-                async def save() -> None:
+        async def client(ready: Any) -> None:
+            async with Client(base + "/mcp") as mcp:
+                while True:  # until the soak's deadline cancels it
                     memories = [{"content": next(stream)} for _ in range(args.batch)]
-                    result = await client.call_tool("save_memories", {"memories": memories})
+                    result = await mcp.call_tool("save_memories", {"memories": memories})
                     if result.is_error:
                         raise SystemExit(f"save failed: {result.content[0].text}")
                     body = json.loads(result.content[0].text)
                     counts["saves"] += 1
                     counts["saved"] += len(body["saved"])
                     counts["skipped"] += len(body.get("skipped_duplicates", []))
+                    if counts["saves"] >= args.warmup:
+                        ready.set()
+                    now = time.time()
+                    if not progress_at or now - progress_at[-1][0] >= 0.5:
+                        progress_at.append((now, counts["saved"]))
 
-                for _ in range(args.warmup):
-                    await save()
-                return await run_loop_async(args, save, lambda: status_mb(server.pid),
-                                            counts, progress)
+        async def main() -> float:
+            ready = anyio.Event()
+            async with anyio.create_task_group() as group:
+                for _ in range(args.clients):
+                    group.start_soon(client, ready)
+                await ready.wait()
+                warmed = time.time()
+                progress(f"{args.warmup} saves of warm-up done; soaking")
+                group.cancel_scope.deadline = anyio.current_time() + 60 * args.minutes
+                while True:  # progress lines while the clients save
+                    await anyio.sleep(args.every)
+                    progress(f"{counts['saved']:,} memories saved")
+            return warmed
 
-        samples = anyio.run(main)
+        warmed = anyio.run(main)
+        time.sleep(args.every + 1)  # one last server sample after the final save
     finally:
         server.terminate()
         server.wait(timeout=60)
+    samples = _match(samples_file, progress_at, warmed)
     return {"samples": samples, "counts": counts, "tracemalloc_top": []}
+
+
+def _match(path: Path, progress_at: list[tuple[float, int]],
+           warmed: float) -> list[dict[str, Any]]:
+    """The server's samples from the end of warm-up on, each with the memories saved by then."""
+    import bisect
+    import json
+
+    rows = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    times = [t for t, _ in progress_at]
+    out = []
+    for row in rows:
+        if row["time"] < warmed:
+            continue
+        at = bisect.bisect_right(times, row["time"]) - 1
+        if at < 0:
+            continue
+        out.append({"seconds": round(row.pop("time") - warmed, 1),
+                    "memories": progress_at[at][1], **row})
+    return out
 
 
 def _record(samples: list[dict[str, Any]], started: float, counts: dict[str, int],
@@ -263,22 +307,6 @@ def run_loop(args: argparse.Namespace, save: Callable[[], None],
             if now >= end:
                 return samples
         save()
-
-
-async def run_loop_async(args: argparse.Namespace, save: Callable[[], Any],
-                         sample: Callable[[], dict[str, Any]], counts: dict[str, int],
-                         progress: Progress) -> list[dict[str, Any]]:
-    samples: list[dict[str, Any]] = []
-    started = time.monotonic()
-    end, due = started + 60 * args.minutes, started
-    while True:
-        now = time.monotonic()
-        if now >= due or now >= end:
-            _record(samples, started, counts, sample(), progress)
-            due += args.every
-            if now >= end:
-                return samples
-        await save()
 
 
 def summary(samples: list[dict[str, Any]]) -> dict[str, Any]:

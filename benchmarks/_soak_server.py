@@ -1,0 +1,67 @@
+"""`tinycontext` with a sampler thread: the server benchmark_soak.py runs for `--via http`.
+
+    python benchmarks/_soak_server.py SAMPLES.jsonl EVERY serve --port 8123
+
+Runs `tinycontext.cli.main` with the remaining arguments, exactly as the `tinycontext` command
+would, while a daemon thread appends one JSON line every EVERY seconds to SAMPLES.jsonl with
+what the soak reports for this process (RSS, glibc heap, SQLite, Python blocks, mirror). The
+benchmark matches the lines to its saves by wall-clock time.
+"""
+
+from __future__ import annotations
+
+import gc
+import json
+import sys
+import threading
+import time
+import weakref
+from pathlib import Path
+from typing import Any
+
+if __package__ in (None, ""):
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from benchmarks.benchmark_soak import _mallinfo, _sqlite_memory, mirror_bytes, status_mb  # noqa: E402
+
+
+def _retrievals(found: list[Any]) -> list[Any]:
+    """The stores' search objects (which hold the mirrors), looked up once they exist."""
+    alive = [r() for r in found if r() is not None]
+    if alive:
+        return alive
+    from tinycontext.adapters.sqlite_search import Retrieval
+
+    found[:] = [weakref.ref(o) for o in gc.get_objects() if isinstance(o, Retrieval)]
+    return [r() for r in found if r() is not None]
+
+
+def sample_forever(path: Path, every: float) -> None:
+    heap, sqlite, found = _mallinfo(), None, []
+    while True:
+        time.sleep(every)
+        if sqlite is None and "tinycontext.adapters.sqlite_driver" in sys.modules:
+            sqlite = _sqlite_memory()
+        row: dict[str, Any] = {"time": time.time(), **status_mb(),
+                               "python_blocks": sys.getallocatedblocks()}
+        mirrors = [m for r in _retrievals(found) for m in list(r._mirrors.values())]
+        row["mirror_mb"] = sum(mirror_bytes(m) for m in mirrors) / 1024 / 1024 if found else None
+        if heap is not None:
+            row.update(heap())
+        if sqlite is not None:
+            row["sqlite_mb"] = sqlite()
+        with path.open("a", encoding="utf-8") as out:
+            out.write(json.dumps(row) + "\n")
+
+
+def main() -> int:
+    path, every, argv = Path(sys.argv[1]), float(sys.argv[2]), sys.argv[3:]
+    threading.Thread(target=sample_forever, args=(path, every), name="soak-sampler",
+                     daemon=True).start()
+    from tinycontext.cli import main as tinycontext
+
+    return tinycontext(argv)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
