@@ -36,6 +36,8 @@ COLUMNS = (
 MEMORIES = f"{SCHEMA}.memories"
 TERMS = f"{SCHEMA}.memory_terms"
 RANK_NORMALISATION = 1 | 32
+# Words in a memory of typical length (15-40 words), for keyword_ideal.
+TYPICAL_WORDS = 24
 # Keyword side: the postings budget per query of the SQLite store (sqlite_search.py). Unlike
 # SQLite, which still scores a lone common word in up to 4x the budget, a query whose every
 # word is above the budget gets no keyword candidates: scoring costs PostgreSQL more than
@@ -96,6 +98,8 @@ class PgRetrieval:
         self._pool = pool
         self._tag = tenant_tag(pool.tenant)
         self._counts: dict[Any, tuple[float, int]] = {}
+        self._recent_frequencies: tuple[float, Any, list[int]] | None = None
+        self._one_word: float | None = None
 
     # -- shared ----------------------------------------------------------------------------
     def _cached(self, key: Any, count: Any, ttl: float = COUNT_TTL_SECONDS) -> int:
@@ -116,7 +120,13 @@ class PgRetrieval:
         Counted from the GIN index: the lexemes' tenant tag already confines them to the
         tenant, and a subquery that selects no column lets PostgreSQL skip reading the rows
         of all-visible pages for single words (a phrase's positions are checked in its rows).
+        Recall asks twice for the same words (keyword_search, then keyword_ideal): the last
+        answer is reused for a second.
         """
+        key = (tuple(queries), cap, column)
+        recent = self._recent_frequencies
+        if recent is not None and recent[1] == key and time.monotonic() - recent[0] < 1.0:
+            return recent[2]
 
         def count(cur: Any) -> list[Any]:
             cur.execute(
@@ -127,7 +137,26 @@ class PgRetrieval:
             )
             return list(cur.fetchall())
 
-        return [int(r[1]) for r in self._pool.run(count, PLAN_BY_INDEX)]
+        found = [int(r[1]) for r in self._pool.run(count, PLAN_BY_INDEX)]
+        self._recent_frequencies = (time.monotonic(), key, found)
+        return found
+
+    def keyword_ideal(self, groups: Sequence[Sequence[str]]) -> float:
+        """Sum of the groups' IDFs times the score of one word in a memory of typical length
+        (the same saturated ts_rank_cd that keyword_search sums)."""
+        asked = query_groups(stem_groups([list(g) for g in groups]))[:MAX_GROUPS]
+        if not asked:
+            return 0.0
+        df = self.frequencies([group_query(g, self._tag) for g in asked], MIN_POSTINGS + 1,
+                              "recall")
+        total = max(self.documents(), *df, 1)
+        if self._one_word is None:
+            words = " ".join(f"w{i}:{i + 1}A" for i in range(TYPICAL_WORDS))
+            self._one_word = float(self._pool.read(
+                f"SELECT ts_rank_cd('{RECALL_WEIGHTS}', %s::tsvector, 'w0'::tsquery, "
+                f"{RANK_NORMALISATION})", (words,),
+            )[0][0])
+        return self._one_word * sum(bm25_idf(d, total) for d in df)
 
     def documents(self) -> int:
         """The tenant's memories for IDF, counted up to a cap and cached: IDF only needs

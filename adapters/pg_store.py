@@ -150,6 +150,9 @@ class PostgresStore(Store):
     ) -> list[Scored]:
         return self._search.keyword_search(groups, scope, limit)
 
+    def keyword_ideal(self, groups: Sequence[Sequence[str]]) -> float:
+        return self._search.keyword_ideal(groups)
+
     def nearest(self, vector: Vector, model_key: str, scope: Scope, limit: int) -> list[Scored]:
         dims = len(vector) // 4
         indexed = dims in self._indexed or self._has_dense_index(dims)

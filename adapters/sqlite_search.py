@@ -58,6 +58,23 @@ def padded(vector: Vector) -> Vector:
     return vector + b"\0" * (4 * (8 - spare)) if spare else vector
 
 
+def fts5_idf(documents: int, rows: int) -> float:
+    """FTS5's BM25 IDF (with its floor for words in more than half of the rows)."""
+    return max(math.log((rows - documents + 0.5) / (documents + 0.5)), 1e-6)
+
+
+def _varint(data: bytes) -> int:
+    """The SQLite varint at the start of `data` (7 bits a byte, the 9th byte whole)."""
+    value = 0
+    for index, byte in enumerate(data[:9]):
+        if index == 8:
+            return (value << 8) | byte
+        value = (value << 7) | (byte & 0x7F)
+        if byte < 0x80:
+            break
+    return value
+
+
 def memory_from_row(row: Sequence[Any]) -> Memory:
     return Memory(*row[:12])
 
@@ -107,13 +124,9 @@ class Retrieval:
         keyword side cost grow with the store. Common words carry little BM25 weight anyway;
         the dense side covers their meaning.
         """
-        tokens = sorted({fold(t) for g in groups for t in g})
-        if not tokens:
+        df = self._frequencies(groups)
+        if not df:
             return []
-        marks = ",".join("?" * len(tokens))
-        df = dict(self._pool.read(
-            f"SELECT term, doc FROM temp.memory_vocab WHERE term IN ({marks})", tokens
-        ))
         budget = max(MIN_POSTINGS, POSTINGS_PER_RESULT * limit)
         ranked = sorted(groups, key=lambda g: (min(df.get(fold(t), 0) for t in g), list(g)))
         kept: list[Sequence[str]] = []
@@ -127,6 +140,28 @@ class Retrieval:
             kept.append(group)
             spent += cost
         return kept
+
+    def _frequencies(self, groups: Sequence[Sequence[str]]) -> dict[str, int]:
+        """Memories holding each (folded) word of the groups, in any column; {} for none."""
+        tokens = sorted({fold(t) for g in groups for t in g})
+        if not tokens:
+            return {}
+        df = {t: 0 for t in tokens}
+        marks = ",".join("?" * len(tokens))
+        df.update(self._pool.read(
+            f"SELECT term, doc FROM temp.memory_vocab WHERE term IN ({marks})", tokens
+        ))
+        return df
+
+    def keyword_ideal(self, groups: Sequence[Sequence[str]]) -> float:
+        stemmed = [g for g in stem_groups([list(g) for g in groups]) if g]
+        df = self._frequencies(stemmed)
+        if not df:
+            return 0.0
+        # FTS5 keeps the row count in its averages record (a varint first): no count(*).
+        record = self._pool.read("SELECT block FROM memory_fts_data WHERE id = 1")
+        rows = _varint(record[0][0]) if record and record[0][0] else 0
+        return sum(fts5_idf(min(df[fold(t)] for t in g), rows) for g in stemmed)
 
     def keyword_search(
         self, groups: Sequence[Sequence[str]], scope: Scope, limit: int

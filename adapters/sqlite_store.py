@@ -107,6 +107,9 @@ class SqliteStore(Store):
     ) -> list[Scored]:
         return self._search.keyword_search(groups, scope, limit)
 
+    def keyword_ideal(self, groups: Sequence[Sequence[str]]) -> float:
+        return self._search.keyword_ideal(groups)
+
     def nearest(self, vector: Vector, model_key: str, scope: Scope, limit: int) -> list[Scored]:
         return self._search.nearest(vector, model_key, scope, limit)
 

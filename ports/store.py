@@ -81,6 +81,12 @@ class Store(Protocol):
         or its save-time context (weight domain.context.KEYWORD_CONTEXT_WEIGHT)."""
         ...
 
+    def keyword_ideal(self, groups: Sequence[Sequence[str]]) -> float:
+        """The keyword_search score a memory would get that holds each group once, at the
+        average length of a memory: the sum of the groups' IDFs (0 without groups). Recall
+        weighs keyword matches against it (domain.recall.score_fusion)."""
+        ...
+
     def similarities(
         self, vector: Vector, model_key: str, memory_ids: Sequence[str]
     ) -> dict[str, float]:

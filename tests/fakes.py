@@ -201,6 +201,18 @@ class InMemoryStore(Store):
             )
             return [Scored(by_id[mid], s) for mid, s in ordered[:limit]]
 
+    def keyword_ideal(self, groups: Sequence[Sequence[str]]) -> float:
+        """Sum of the groups' IDFs over every memory (as FTS5 counts), with _bm25's formula."""
+        with self._lock:
+            docs = [stemmed_terms(m.content).split() for _, m, _ in self._rows.values()]
+            n = len(docs) or 1
+            total = 0.0
+            for group in stem_groups([list(g) for g in groups if g]):
+                folded = [fold(t) for t in group]
+                df = sum(1 for toks in docs if _phrase_count(toks, folded, False))
+                total += math.log((n - df + 0.5) / (df + 0.5) + 1.0)
+            return total
+
     def nearest(self, vector: Vector, model_key: str, scope: Scope, limit: int) -> list[Scored]:
         with self._lock:
             hits = [

@@ -17,7 +17,7 @@ from tinycontext.domain.recall import (
     rank,
 )
 from tinycontext.domain.text import recall_terms
-from tinycontext.ports.store import Scope
+from tinycontext.ports.store import Scope, Scored
 
 from .vectors import maxsim
 
@@ -56,7 +56,13 @@ def semantic_recall(
     # The keyword side needs no vector: run it while the query is embedded (both release
     # the GIL: SQLite and onnxruntime work in C).
     terms = recall_terms(query)
-    keyword = service.background_call(service.store.keyword_search, terms, scope, pool)
+    scored = service.config.recall_fusion == SCORE
+
+    def keyword_side() -> tuple[list[Scored], float]:
+        hits = service.store.keyword_search(terms, scope, pool)
+        return hits, service.store.keyword_ideal(terms) if scored else 0.0
+
+    keyword = service.background_call(keyword_side)
     text = service.config.dense_query_prefix + query
     query_tokens = b""
     if service.late_interaction:  # the token states come from the same model run
@@ -64,7 +70,7 @@ def semantic_recall(
     else:
         vector = service.embedder.embed([text])[0]
     dense = service.store.nearest(vector, service.model_key, scope, pool)
-    lexical = keyword.result()
+    lexical, ideal = keyword.result()
     memories: dict[str, Memory] = {}
     fields: dict[str, dict[str, Any]] = {}
     for position, hit in enumerate(lexical, start=1):
@@ -73,7 +79,7 @@ def semantic_recall(
     for position, hit in enumerate(dense, start=1):
         memories[hit.memory.id] = hit.memory
         fields.setdefault(hit.memory.id, {})["dense"] = (position, hit.score)
-    if service.config.recall_fusion == SCORE:
+    if scored:
         # Score fusion reads every candidate's cosine: those only the keyword side found get
         # theirs from the store (rank fusion has no use for it).
         missed = [mid for mid, f in fields.items() if "dense" not in f]
@@ -106,11 +112,13 @@ def semantic_recall(
     late = None
     if query_tokens:
         with service._stage("late_interaction"):
-            shortlist = [r.memory_id for r in rank(candidates, weights, limit=LATE_DEPTH)]
+            shortlist = [r.memory_id for r in rank(
+                candidates, weights, limit=LATE_DEPTH, keyword_ideal=ideal)]
             late = maxsim(query_tokens, service.store.token_bits(shortlist),
                           service.embedder.dimensions)
     with service._stage("rank"):
-        ranked = rank(candidates, weights, service.config.recall_rrf_cutoff, limit=k, late=late)
+        ranked = rank(candidates, weights, service.config.recall_rrf_cutoff, limit=k, late=late,
+                      keyword_ideal=ideal)
         cut = budget_walk([service._cost(memories[r.memory_id]) for r in ranked], budget)
     chosen = ranked[: cut.count]
     counting = count_recalls(service, [r.memory_id for r in chosen], now)

@@ -117,6 +117,9 @@ class TracedStore(Store):
             **{"tinycontext.store.limit": limit},
         )
 
+    def keyword_ideal(self, groups: Sequence[Sequence[str]]) -> float:
+        return self._run("keyword_ideal", lambda: self.inner.keyword_ideal(groups))  # type: ignore[no-any-return]
+
     def nearest(self, vector: Vector, model_key: str, scope: Scope, limit: int) -> list[Scored]:
         return self._run(  # type: ignore[no-any-return]
             "nearest", lambda: self.inner.nearest(vector, model_key, scope, limit),

@@ -125,6 +125,21 @@ def test_bm25_prefers_the_rare_term(store):
     assert len(hits) == 6 and hits[0].score > hits[1].score
 
 
+def test_keyword_ideal_sums_the_idf_of_the_query_words(store):
+    assert store.keyword_ideal([]) == 0.0
+    store.add([new(mem(i, f"common filler{i} words here", created=day(i))) for i in range(1, 9)])
+    store.add([new(mem(9, "common rare words here", created=day(1)))])
+    common, rare = store.keyword_ideal([["common"]]), store.keyword_ideal([["rare"]])
+    # A rarer word weighs more; the query's ideal is the sum over its words, stems included.
+    assert 0.0 < common < rare
+    assert store.keyword_ideal([["common"], ["rare"]]) == pytest.approx(common + rare)
+    assert store.keyword_ideal([["rarely"]]) == pytest.approx(rare)
+    # A memory holding the rare word once scores about the ideal of that word (more when it
+    # is shorter than a typical memory, as here).
+    [hit] = store.keyword_search([["rare"]], EPI, 10)
+    assert rare / 2 <= hit.score <= 2 * rare
+
+
 def test_keyword_ties_newer_first_then_id(store):
     store.add([new(mem(2, "same words", created=day(1))), new(mem(1, "same words", created=day(1))),
                new(mem(3, "same words", created=day(2)))])

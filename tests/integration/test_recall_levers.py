@@ -1,7 +1,8 @@
 """Each lever of the recall ranking on real text: the real model and the real SQLite store.
 
-One case per lever that it fixes: score fusion, stemming, keyword context, dense context and
-late interaction. Texts are written for these tests (no benchmark data).
+One case per lever that it fixes: score fusion, the keyword scale, the dense lead, stemming,
+keyword context, dense context and late interaction. Texts are written for these tests (no
+benchmark data).
 """
 
 from __future__ import annotations
@@ -14,6 +15,8 @@ import pytest
 
 from tinycontext.config import TinyContextConfig
 from tinycontext.container import build_service
+from tinycontext.domain import recall as recall_policy
+from tinycontext.domain.text import recall_terms
 from tinycontext.ports.store import Scope
 from tinycontext.service import MemoryService
 from tinycontext.vectors import cosine
@@ -128,3 +131,53 @@ def test_late_interaction_lifts_the_memory_whose_words_answer_the_question(make)
     # token ("like most" ~ "favourite") puts the answer first.
     assert recall(off, question)[0]["content"] != favourite
     assert recall(on, question)[0]["content"] == favourite
+
+
+HOLIDAY_FILLER = [
+    "The holiday party is on the second Friday of December.",
+    "Holiday requests go to your manager two weeks ahead.",
+    "The team standup moved to 9:30 on Mondays.",
+    "Invoices are approved by the finance lead before payment.",
+    "Logs are kept for thirty days and then deleted.",
+    "The guest wifi is separate from the office network.",
+]
+
+
+def test_keyword_scale_is_what_the_question_asks_for_not_the_best_match(make) -> None:  # type: ignore[no-untyped-def]
+    service = make(save_context_minutes=0)
+    service.save_memories([{"content": c} for c in HOLIDAY_FILLER], "s")
+    question = "Is shipping code allowed during the holidays?"
+    terms = recall_terms(question)
+    ideal = service.store.keyword_ideal(terms)
+    [best, second] = service.store.keyword_search(terms, SCOPE, 10)
+    # The two matches share one word ("holidays") of the four the question names: against
+    # the question's scale they score well under half, where "best of the pool" made the
+    # first a perfect keyword match.
+    assert {best.memory.content, second.memory.content} == set(HOLIDAY_FILLER[:2])
+    assert best.score < ideal / 2
+    service.save_memories([{"content": "We ship code, review code and allow holidays."}], "s")
+    [full, *_] = service.store.keyword_search(terms, SCOPE, 10)
+    assert full.memory.content.startswith("We ship code")
+    assert full.score > service.store.keyword_ideal(terms) / 2
+
+
+NEAR_DUPLICATES = [
+    f"{person} {fact}"
+    for person, city, job, car in [
+        ("Priya", "Lisbon", "a nurse", "a red Fiat"), ("Tomas", "Oslo", "a pilot", "a Tesla"),
+        ("Ines", "Porto", "a chef", "a Volvo"), ("Kwame", "Accra", "a teacher", "a Toyota"),
+    ]
+    for fact in (f"lives in {city}.", f"works as {job}.", f"drives {car}.", "has two cats.")
+]
+
+
+def test_a_clear_meaning_match_is_not_outvoted_by_shared_words(make, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    service = make(save_context_minutes=0)
+    service.save_memories([{"content": c} for c in NEAR_DUPLICATES], "s")
+    question = "What does Priya do for a living?"
+    # "Priya works as a nurse." leads on meaning by a wide margin; "Priya lives in Lisbon."
+    # shares "Priya" and the stem of "living". With the keyword share scaled down by that
+    # lead the answer is first; with the full share (no dense lead) the other fact won.
+    assert recall(service, question)[0]["content"] == "Priya works as a nurse."
+    monkeypatch.setattr(recall_policy, "CLEAR_GAP", float("inf"))
+    assert recall(service, question)[0]["content"] == "Priya lives in Lisbon."
