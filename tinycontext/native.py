@@ -12,6 +12,7 @@ thread touches numpy.
 from __future__ import annotations
 
 import importlib
+import os
 import sys
 import threading
 from types import ModuleType
@@ -36,6 +37,11 @@ def numpy() -> ModuleType:
 
 
 def onnxruntime() -> ModuleType:
+    # onnxruntime 1.29+ sends usage events to Microsoft and keeps a device id under
+    # ~/.cache/Microsoft unless ORT_DISABLE_TELEMETRY=1 is set before it initialises.
+    # TinyContext sends nothing anywhere it was not told to (and a device id written while an
+    # image is built would be shared by all its containers); an explicit setting is kept.
+    os.environ.setdefault("ORT_DISABLE_TELEMETRY", "1")
     return load("onnxruntime")
 
 
