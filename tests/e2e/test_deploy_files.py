@@ -1,5 +1,6 @@
-"""deploy/: lint the Dockerfile, compose files and proxy config (no Docker engine here), and run
-the image's entry command and healthcheck directly with the container's environment."""
+"""deploy/: lint the Dockerfile, compose files and proxy config, and run the image's entry
+command and healthcheck directly with the container's environment. (The images themselves are
+built and run by deploy/smoke.sh: tests/e2e/test_container_*.py.)"""
 
 from __future__ import annotations
 
@@ -68,10 +69,15 @@ def test_dockerfile_rules() -> None:
     keywords = [k for k, _ in steps]
     args = {rest.split("=", 1)[0]: rest.split("=", 1)[1] for k, rest in steps
             if k == "ARG" and "=" in rest}
+    # The base is a build argument (a bootstrapped one where no registry is reachable) whose
+    # default is a pinned slim Python, never :latest.
+    default_base = args["BASE_IMAGE"].replace("${PYTHON_VERSION}", args["PYTHON_VERSION"])
+    assert re.fullmatch(r"python:3\.1[1-9]-slim", default_base), default_base
+    # pip settings only as build secrets: a build argument is recorded in the image history.
+    assert not [a for a in args if re.search(r"PIP|INDEX|CERT|PROXY", a, re.I)]
     for keyword, rest in steps:
-        if keyword == "FROM":  # pinned slim Python base, never :latest
-            image = rest.split()[0].replace("${PYTHON_VERSION}", args["PYTHON_VERSION"])
-            assert re.fullmatch(r"python:3\.1[1-9]-slim", image), image
+        if keyword == "FROM":
+            assert rest.split()[0] == "${BASE_IMAGE}", rest
         if keyword == "ADD":
             pytest.fail("use COPY, not ADD")
         if keyword == "RUN":
@@ -86,7 +92,10 @@ def test_dockerfile_rules() -> None:
     assert len(stages) == 2  # build stage, then a runtime stage without build tools
     build_env = env_of(steps[stages[0]: stages[1]])
     assert build_env.get("PIP_NO_CACHE_DIR") == "1"
-    assert any(k == "RUN" and 'pip install ".[${EXTRAS}]"' in r for k, r in steps)
+    install = next(r for k, r in steps if k == "RUN" and 'pip install ".[${EXTRAS}]"' in r)
+    assert "--mount=type=secret,id=pip.conf" in install
+    assert "--mount=type=secret,id=pip-cert" in install
+    assert "PIP_CONFIG_FILE=/run/secrets/pip.conf" in install
     assert "server" in args["EXTRAS"].split(",")  # the default image can serve
     assert "telemetry" in args["EXTRAS"].split(",")  # and export OTLP once configured
 
@@ -97,13 +106,14 @@ def test_dockerfile_rules() -> None:
     uid = users[-1].split(":")[0].replace("${UID}", args["UID"])
     assert uid.isdigit() and int(uid) >= 1000
     user_at = kinds.index("USER")
-    doctor_at = next(i for i, (k, r) in enumerate(final) if k == "RUN" and r ==
-                     "tinycontext doctor")
+    doctor_at = next(i for i, (k, r) in enumerate(final) if k == "RUN" and r.startswith(
+        "tinycontext doctor &&"))
     assert user_at < doctor_at < kinds.index("VOLUME")  # warmed as the runtime user
     assert json.loads(dict(final)["VOLUME"]) == ["/data"]
     health = dict(final)["HEALTHCHECK"]
     assert json.loads(health.split("CMD", 1)[1]) == ["tinycontext", "doctor"]
     env = env_of(final)
+    assert env["ORT_DISABLE_TELEMETRY"] == "1"  # no onnxruntime device id baked into /data
     assert env["TINYCONTEXT_MEMORY_DB_PATH"] == "/data/memories.db"
     assert env["TINYCONTEXT_MODELS_DIR"] == "/data/models"
     assert json.loads(dict(final)["ENTRYPOINT"]) == ["tinycontext"]
@@ -185,7 +195,13 @@ def test_hosted_compose() -> None:
     proxy = services["proxy"]
     proxy_ip = ipaddress.ip_address(proxy["networks"]["private"]["ipv4_address"])
     assert proxy_ip in subnet and set(proxy["networks"]) == {"edge", "private"}
-    assert proxy["ports"] == ["443:8443"]
+    assert [interpolate(port, {}) for port in proxy["ports"]] == ["443:8443"]
+    # The proxy image is built here too (Debian's nginx), and runs locked down like the rest.
+    assert proxy["image"] == "tinysuite-context-proxy:latest"
+    assert (DEPLOY / proxy["build"]["context"] / "Dockerfile").is_file()
+    assert proxy["read_only"] is True and "/tmp" in proxy["tmpfs"]
+    assert proxy["cap_drop"] == ["ALL"] and set(proxy["cap_add"]) <= {"CHOWN", "SETGID", "SETUID"}
+    assert "no-new-privileges:true" in proxy["security_opt"]
     for name in ("tinycontext", "tinycontext-rest"):
         service = services[name]
         check_common(service)
@@ -224,9 +240,17 @@ def test_proxy_config_authenticates_strips_and_injects() -> None:
     assert re.search(r"^\s*auth_basic\s+\"", code, re.M)
     assert "underscores_in_headers off;" in code and "ignore_invalid_headers on;" in code
     placeholders = set(re.findall(r"\$\{([A-Za-z0-9_]+)\}", code))
-    assert placeholders == {"TINYCONTEXT_TRUSTED_PROXY_TOKEN"}
+    assert placeholders == {"TINYCONTEXT_TRUSTED_PROXY_TOKEN", "NGINX_LOCAL_RESOLVERS"}
     proxy_env = load(HOSTED)["services"]["proxy"]["environment"]
-    assert placeholders <= set(proxy_env) and proxy_env["NGINX_ENVSUBST_FILTER"] == "^TINYCONTEXT_"
+    assert "TINYCONTEXT_TRUSTED_PROXY_TOKEN" in proxy_env
+    # The resolver comes from the container's /etc/resolv.conf at start (Docker's embedded
+    # DNS and podman's aardvark-dns differ), and the user file from where the entrypoint
+    # copies it for the workers.
+    assert re.search(r"^\s*resolver \$\{NGINX_LOCAL_RESOLVERS\} ", code, re.M)
+    assert "127.0.0.11" not in code
+    entrypoint = (DEPLOY / "nginx" / "image" / "entrypoint.sh").read_text()
+    assert re.search(r"^run=/tmp/nginx$", entrypoint, re.M) and '"$run/htpasswd"' in entrypoint
+    assert re.search(r"^\s*auth_basic_user_file\s+/tmp/nginx/htpasswd;", code, re.M)
     locations = re.findall(r"location\s+([^{]+)\{(.*?)\n    \}", code, re.S)
     proxied = [(where.strip(), body) for where, body in locations if "proxy_pass" in body]
     assert {w for w, _ in proxied} == {"= /health", "/mcp", "/api/"}

@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# Smoke test of the deployment, for real: build the server image and the proxy image with
+# podman from a Debian base bootstrapped from this machine's apt sources (no registry needed),
+# then run tests/e2e/test_container_image.py (the quickstart container: MCP and REST answers,
+# healthcheck, uid, file modes, memories across restarts, SIGTERM) and
+# tests/e2e/test_container_hosted.py (compose.hosted.yaml: nginx with basic auth and TLS,
+# users kept apart, spoofed identity headers ignored, callers going around the proxy refused).
+#
+#   deploy/smoke.sh            from the repository root, as root, in a venv with the `test`
+#                              extra (pytest, httpx, pyyaml, podman-compose)
+#
+# Needs podman, mmdebstrap (first run only: the base is cached, see deploy/base-image.sh) and
+# openssl. pip inside the build gets this machine's index and CA settings as build secrets
+# (deploy/pip-build-secrets.py). Engine settings a machine needs (.ci/containers.conf on
+# hosts like the CI's) come in through CONTAINERS_CONF. Leaves the images tagged
+# tinysuite-context:latest and tinysuite-context-proxy:latest, as compose would.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+PY=${PYTHON:-python}
+IMAGE=tinysuite-context:latest
+PROXY_IMAGE=tinysuite-context-proxy:latest
+WORK=$(mktemp -d /tmp/tinycontext-smoke.XXXXXX)
+trap 'rm -rf "$WORK"' EXIT
+
+for tool in podman openssl podman-compose; do
+  command -v "$tool" >/dev/null || { echo "smoke: $tool is not installed" >&2; exit 1; }
+done
+elapsed() { awk -v a="$1" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.1f", b - a }'; }
+
+began=$EPOCHREALTIME
+echo "== base image"
+BASE=$(deploy/base-image.sh | tail -n 1)
+base_s=$(elapsed "$began")
+
+echo "== building $IMAGE from $BASE"
+step=$EPOCHREALTIME
+mapfile -t secrets < <("$PY" deploy/pip-build-secrets.py "$WORK/secrets")
+# --format docker: podman drops HEALTHCHECK from images in its default (OCI) format.
+podman build --format docker -f deploy/Dockerfile --build-arg BASE_IMAGE="$BASE" \
+  "${secrets[@]}" -t "$IMAGE" . > "$WORK/build.log" 2>&1 \
+  || { tail -n 60 "$WORK/build.log" >&2; exit 1; }
+build_s=$(elapsed "$step")
+size_mb=$(podman image inspect --format '{{.Size}}' "$IMAGE" | awk '{ printf "%d", $1 / 1e6 }')
+
+echo "== building $PROXY_IMAGE"
+step=$EPOCHREALTIME
+podman build --format docker --build-arg BASE_IMAGE="$BASE" -t "$PROXY_IMAGE" \
+  deploy/nginx/image > "$WORK/proxy.log" 2>&1 || { tail -n 60 "$WORK/proxy.log" >&2; exit 1; }
+proxy_s=$(elapsed "$step")
+
+echo "== container tests"
+step=$EPOCHREALTIME
+TINYCONTEXT_IMAGE=$IMAGE TINYCONTEXT_PROXY_IMAGE=$PROXY_IMAGE \
+TINYCONTEXT_SMOKE_REPORT="$WORK/report.json" \
+  "$PY" -m pytest -q -p no:cacheprovider -rs tests/e2e/test_container_image.py \
+  tests/e2e/test_container_hosted.py
+tests_s=$(elapsed "$step")
+
+echo "== smoke summary"
+echo "base image        ${base_s} s"
+echo "server image      ${build_s} s to build, ${size_mb} MB"
+echo "proxy image       ${proxy_s} s to build"
+echo "container tests   ${tests_s} s"
+"$PY" -c 'import json, sys
+for k, v in json.load(open(sys.argv[1])).items():
+    print(f"  {k:34} {v} s")' "$WORK/report.json"
+echo "total             $(elapsed "$began") s"
