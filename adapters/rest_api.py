@@ -253,10 +253,13 @@ def app_from_environment(*, mcp: bool = False, bind_host: str | None = None) -> 
     from tinycontext.config import load_config
     from tinycontext.hosted import load_server_settings, open_serving
 
+    from .heap import start_heap_trimmer
+
     config = load_config()
     settings = load_server_settings(transport="http", store_url=config.store_url)
     shutdown = telemetry.configure_from_environment()
     serving = open_serving(config, settings)
+    start_heap_trimmer()  # a long-running process: freed heap goes back to the OS (see heap)
     host = bind_host if bind_host is not None else os.environ.get("TINYCONTEXT_HOST", "")
     return create_app(
         serving.source, mcp=mcp, hosts=serving.hosts(host), on_shutdown=shutdown,

@@ -135,6 +135,7 @@ def _serving(transport: Literal["stdio", "http"], run: Callable[[Any], None]) ->
     """Validated server settings (hosted mode, management) first, then telemetry from OTEL_*,
     what to serve (one store, or one per proven user), and a clean close + flush at the end."""
     from tinycontext import telemetry
+    from tinycontext.adapters.heap import start_heap_trimmer
     from tinycontext.config import load_config
     from tinycontext.hosted import load_server_settings, open_serving
 
@@ -142,6 +143,7 @@ def _serving(transport: Literal["stdio", "http"], run: Callable[[Any], None]) ->
     settings = load_server_settings(transport=transport, store_url=config.store_url)
     shutdown = telemetry.configure_from_environment()
     serving = open_serving(config, settings)
+    start_heap_trimmer()  # a long-running process: freed heap goes back to the OS (adapters.heap)
     try:
         run(serving)
     finally:
