@@ -21,13 +21,6 @@ SCORE, RRF = "score", "rrf"
 # on LoCoMo but cost 4 ms of recall p95 at 20,000 memories (16.9 against 12.9 ms).
 LATE_DEPTH = 50
 LATE_WEIGHT = 1.5
-# When the meaning match is clear - the best cosine leads the CLEAR_GAP_RANK-th best by a
-# wide margin - keywords get less say: their share shrinks linearly to 0 at a lead of
-# CLEAR_GAP. Near-duplicate facts (the same person's city, job, car...) have a clear dense
-# winner (lead ~0.23) that shared names would otherwise outvote; conversation turns do not
-# (lead ~0.10). Tuned on LoCoMo 1-5 and the planted facts, checked on LoCoMo 6-10.
-CLEAR_GAP = 0.3
-CLEAR_GAP_RANK = 10
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,7 +31,7 @@ class FusionWeights:
     k: int = 60
     access: float = 0.0
     method: str = RRF
-    keyword: float = 0.4
+    keyword: float = 0.3
 
     @property
     def best_possible(self) -> float:
@@ -84,13 +77,6 @@ def fused_score(candidate: Candidate, weights: FusionWeights) -> float:
     return score / weights.best_possible
 
 
-def dense_lead(candidates: Sequence[Candidate]) -> float:
-    """How far the best cosine among the candidates leads the CLEAR_GAP_RANK-th best (the
-    last when fewer); 0 without cosines."""
-    cosines = heapq.nlargest(CLEAR_GAP_RANK, (c.dense for c in candidates if c.dense is not None))
-    return max(cosines[0] - cosines[-1], 0.0) if cosines else 0.0
-
-
 def score_fusion(
     candidates: Sequence[Candidate], weights: FusionWeights,
     late: Mapping[str, float] | None = None, keyword_ideal: float = 0.0,
@@ -98,9 +84,8 @@ def score_fusion(
     """Per-query normalised score fusion, relative to the query's best candidate (0..1).
 
     fused = keyword x bm25 / max(best bm25 of the pool, keyword_ideal) + (1 - keyword) x
-    cosine, where keyword is the weights' share scaled down by the dense lead (CLEAR_GAP).
-    Unlike rank fusion, a strong keyword match keeps its margin instead of being averaged
-    with a weak dense rank (LoCoMo: RRF 48 R@5 against 54 for its own BM25 side).
+    cosine. Unlike rank fusion, a strong keyword match keeps its margin instead of being
+    averaged with a weak dense rank (LoCoMo: RRF 48 R@5 against 54 for its own BM25 side).
     `keyword_ideal` is the score a memory holding every query word once would get (the
     store's `keyword_ideal`): when the best match shares only a common word or two with the
     question, its keyword share shrinks with the part of the question it covers, instead of
@@ -112,13 +97,12 @@ def score_fusion(
     """
     best_bm25 = max((c.bm25 for c in candidates if c.bm25 is not None), default=0.0)
     best_bm25 = max(best_bm25, keyword_ideal)
-    keyword = weights.keyword * (1.0 - min(dense_lead(candidates) / CLEAR_GAP, 1.0))
     floor = min((c.dense for c in candidates if c.dense is not None), default=0.0)
     raw = []
     for c in candidates:
         lexical = (c.bm25 or 0.0) / best_bm25 if best_bm25 > 0 else 0.0
         dense = c.dense if c.dense is not None else floor
-        value = keyword * max(lexical, 0.0) + (1.0 - keyword) * dense
+        value = weights.keyword * max(lexical, 0.0) + (1.0 - weights.keyword) * dense
         if c.access_rank is not None and weights.access > 0:
             value += weights.access * (weights.k + 1) / (weights.k + c.access_rank)
         raw.append(value)

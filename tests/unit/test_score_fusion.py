@@ -11,7 +11,6 @@ from tinycontext.domain.recall import (
     SCORE,
     Candidate,
     FusionWeights,
-    dense_lead,
     rank,
     score_fusion,
 )
@@ -27,45 +26,27 @@ def cand(mid: str, bm25: float | None, dense: float | None, created_at: str = TS
                      access_rank=access_rank)
 
 
-# Most pools below have a dense lead (best cosine - 10th best, here the last) of 0.15: half of
-# CLEAR_GAP, so the keyword share is 0.35 x 0.5 = 0.175 and the cosine's 0.825.
-POOL = [cand("a", 8.0, 0.6), cand("b", 4.0, 0.7), cand("c", None, 0.55)]
-RAW = [0.175 + 0.825 * 0.6, 0.175 * 0.5 + 0.825 * 0.7, 0.825 * 0.55]  # 0.67, 0.665, 0.45375
-
-
 def test_fused_values_exactly():
-    assert score_fusion(POOL, W) == pytest.approx([1.0, RAW[1] / RAW[0], RAW[2] / RAW[0]],
-                                                   rel=1e-12)
-
-
-def test_keyword_share_shrinks_with_the_dense_lead():
-    assert dense_lead(POOL) == pytest.approx(0.15)
-    # No lead: the full share; a lead of CLEAR_GAP or more: dense order alone.
-    flat = [cand("a", 8.0, 0.5), cand("b", 1.0, 0.5)]
-    assert score_fusion(flat, W) == pytest.approx([1.0, (0.35 / 8 + 0.65 * 0.5) / 0.675])
-    clear = [cand("kw", 8.0, 0.4), cand("dn", None, 0.75)]
-    assert [r.memory_id for r in rank(clear, W)] == ["dn", "kw"]
-    assert score_fusion(clear, W) == pytest.approx([0.4 / 0.75, 1.0])
-    # The lead is taken at the 10th best cosine: an 11th lower one changes nothing.
-    ten = [cand(str(i), None, 0.5 - 0.01 * i) for i in range(10)]
-    assert dense_lead(ten) == pytest.approx(0.09)
-    assert dense_lead([*ten, cand("x", 2.0, -0.9)]) == pytest.approx(0.09)
-    assert dense_lead([cand("k", 1.0, None)]) == 0.0
+    # raw = 0.35 * bm25 / 8 + 0.65 * dense; a: 0.35 + 0.39 = 0.74, b: 0.175 + 0.455 = 0.63,
+    # c (no keyword match): 0.65 * 0.2 = 0.13; relative to the best (a).
+    values = score_fusion([cand("a", 8.0, 0.6), cand("b", 4.0, 0.7), cand("c", None, 0.2)], W)
+    assert values == pytest.approx([1.0, 0.63 / 0.74, 0.13 / 0.74], rel=1e-12)
 
 
 def test_keyword_scores_are_relative_to_the_querys_ideal_when_it_is_higher():
     # The best match (8) covers a third of what a memory holding every query word would
     # score (24): keyword parts are 8/24 and 4/24 instead of 1 and 1/2.
-    raw = [0.175 * 8 / 24 + 0.825 * 0.6, 0.175 * 4 / 24 + 0.825 * 0.7, 0.825 * 0.55]
-    values = score_fusion(POOL, W, keyword_ideal=24.0)
+    pool = [cand("a", 8.0, 0.6), cand("b", 4.0, 0.7), cand("c", None, 0.2)]
+    raw = [0.35 * 8 / 24 + 0.65 * 0.6, 0.35 * 4 / 24 + 0.65 * 0.7, 0.65 * 0.2]
+    values = score_fusion(pool, W, keyword_ideal=24.0)
     assert values == pytest.approx([v / raw[1] for v in raw], rel=1e-12)
     # An ideal under the best score changes nothing.
-    assert score_fusion(POOL, W, keyword_ideal=5.0) == score_fusion(POOL, W)
+    assert score_fusion(pool, W, keyword_ideal=5.0) == score_fusion(pool, W)
 
 
 def test_a_match_on_one_common_word_no_longer_beats_a_paraphrase():
     # "filler" shares one common word with the question, "fact" none but means the same.
-    pool = [cand("filler", 1.5, 0.40), cand("fact", None, 0.50)]
+    pool = [cand("filler", 1.5, 0.30), cand("fact", None, 0.55)]
     assert [r.memory_id for r in rank(pool, W)] == ["filler", "fact"]
     assert [r.memory_id for r in rank(pool, W, keyword_ideal=15.0)] == ["fact", "filler"]
 
@@ -77,16 +58,14 @@ def test_a_strong_keyword_match_is_not_averaged_away():
 
 
 def test_missing_dense_takes_the_pools_lowest_cosine():
-    # "k" came only from the keyword pool: its cosine is at most the dense pool's floor 0.4;
-    # the lead 0.1 leaves 2/3 of the share: 0.35 x 2/3 = 0.7 / 3.
-    values = score_fusion([cand("k", 5.0, None), cand("d1", None, 0.5), cand("d2", None, 0.4)], W)
-    share = 0.7 / 3
-    raw = [share + (1 - share) * 0.4, (1 - share) * 0.5, (1 - share) * 0.4]
+    # "k" came only from the keyword pool: its cosine is at most the dense pool's floor 0.3.
+    values = score_fusion([cand("k", 5.0, None), cand("d1", None, 0.5), cand("d2", None, 0.3)], W)
+    raw = [0.35 + 0.65 * 0.3, 0.65 * 0.5, 0.65 * 0.3]
     assert values == pytest.approx([v / raw[0] for v in raw], rel=1e-12)
 
 
 def test_keyword_weight_zero_is_dense_order_and_one_is_bm25_order():
-    pool = [cand("a", 9.0, 0.5), cand("b", 1.0, 0.6)]
+    pool = [cand("a", 9.0, 0.1), cand("b", 1.0, 0.9)]
     assert [r.memory_id for r in rank(pool, FusionWeights(method=SCORE, keyword=0.0))] == ["b", "a"]
     assert [r.memory_id for r in rank(pool, FusionWeights(method=SCORE, keyword=1.0))] == ["a", "b"]
 
@@ -98,10 +77,10 @@ def test_nothing_positive_scores_zero():
 
 def test_access_rank_adds_its_weighted_share():
     weights = FusionWeights(method=SCORE, keyword=0.5, access=0.1, k=60)
-    # No dense lead: a: 0.5*1 + 0.5*0.5 + 0.1*61/61 = 0.85; b: 0.5*0.5 + 0.5*0.5 + 0.1*61/62
-    values = score_fusion([cand("a", 2.0, 0.5, access_rank=1), cand("b", 1.0, 0.5, access_rank=2)],
+    # a: 0.5*1 + 0.5*0.4 + 0.1*61/61 = 0.8; b: 0.5*0.5 + 0.5*0.6 + 0.1*61/62
+    values = score_fusion([cand("a", 2.0, 0.4, access_rank=1), cand("b", 1.0, 0.6, access_rank=2)],
                           weights)
-    assert values == pytest.approx([1.0, (0.5 + 0.1 * 61 / 62) / 0.85], rel=1e-12)
+    assert values == pytest.approx([1.0, (0.55 + 0.1 * 61 / 62) / 0.8], rel=1e-12)
 
 
 def test_ties_break_newer_first_then_id_and_labels_need_closeness():
@@ -116,26 +95,27 @@ def test_ties_break_newer_first_then_id_and_labels_need_closeness():
 
 
 def test_cutoff_and_limit_apply_to_the_relative_score():
-    assert [r.memory_id for r in rank(POOL, W, cutoff=0.9)] == ["a", "b"]
-    assert [r.memory_id for r in rank(POOL, W, limit=1)] == ["a"]
+    pool = [cand("a", 8.0, 0.6), cand("b", 4.0, 0.7), cand("c", None, 0.2)]
+    assert [r.memory_id for r in rank(pool, W, cutoff=0.5)] == ["a", "b"]
+    assert [r.memory_id for r in rank(pool, W, limit=1)] == ["a"]
 
 
 def test_late_interaction_adds_its_share_relative_to_the_best_shortlisted():
-    # late a 0.2, b 0.4 -> bonus 1.5 * (0.5, 1.0) on top of RAW.
-    values = score_fusion(POOL, W, late={"a": 0.2, "b": 0.4})
-    raw = [RAW[0] + 0.75, RAW[1] + 1.5, RAW[2]]
+    # raw a = 0.74, b = 0.63 (as above); late a 0.2, b 0.4 -> bonus 1.5 * (0.5, 1.0).
+    pool = [cand("a", 8.0, 0.6), cand("b", 4.0, 0.7), cand("c", None, 0.2)]
+    values = score_fusion(pool, W, late={"a": 0.2, "b": 0.4})
+    raw = [0.74 + 0.75, 0.63 + 1.5, 0.13]
     assert values == pytest.approx([v / raw[1] for v in raw], rel=1e-12)
-    assert [r.memory_id for r in rank(POOL, W, late={"a": 0.2, "b": 0.4})] == ["b", "a", "c"]
+    assert [r.memory_id for r in rank(pool, W, late={"a": 0.2, "b": 0.4})] == ["b", "a", "c"]
 
 
 def test_late_interaction_never_lowers_and_ignores_non_positive_scores():
-    pool = POOL[:2]  # lead 0.1: share 0.35 x 2/3
+    pool = [cand("a", 8.0, 0.6), cand("b", 4.0, 0.7)]
     assert score_fusion(pool, W, late={"a": -0.3, "b": 0.0}) == score_fusion(pool, W)
     assert score_fusion(pool, W, late={}) == score_fusion(pool, W)
     # A shortlisted memory without token bits gets no bonus; the others keep theirs.
-    share = 0.7 / 3
-    a, b = share + (1 - share) * 0.6, share * 0.5 + (1 - share) * 0.7 + 1.5
-    assert score_fusion(pool, W, late={"b": 0.1}) == pytest.approx([a / b, 1.0], rel=1e-12)
+    values = score_fusion(pool, W, late={"b": 0.1})
+    assert values == pytest.approx([0.74 / 2.13, 1.0], rel=1e-12)
 
 
 def test_rank_fusion_ignores_late_scores():
