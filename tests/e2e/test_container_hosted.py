@@ -11,6 +11,7 @@ import os
 import secrets
 import shutil
 import ssl
+import string
 import subprocess
 import time
 from collections.abc import Iterator
@@ -51,8 +52,13 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
             "-keyout", str(certs / "privkey.pem"), "-out", str(certs / "fullchain.pem"))
     (certs / "privkey.pem").chmod(0o600)
     passwords = {user: secrets.token_urlsafe(12) for user in USERS}
-    lines = [f"{u}:{openssl('passwd', '-6', p).strip()}\n" for u, p in passwords.items()]
-    (work / "nginx" / "htpasswd").write_text("".join(lines))
+    # alice as `htpasswd -B` writes her (bcrypt, what the docs say), bob as SHA-512 crypt.
+    salt = "".join(secrets.choice("./" + string.ascii_letters + string.digits) for _ in range(22))
+    bcrypt = engine("run", "--rm", "--entrypoint", "perl", PROXY_IMAGE, "-e",
+                    "print crypt($ARGV[0], $ARGV[1])", passwords["alice"], f"$2y$05${salt}")
+    assert bcrypt.stdout.startswith("$2y$05$") and len(bcrypt.stdout) == 60, bcrypt.stdout
+    (work / "nginx" / "htpasswd").write_text(
+        f"alice:{bcrypt.stdout}\nbob:{openssl('passwd', '-6', passwords['bob']).strip()}\n")
     (work / "nginx" / "htpasswd").chmod(0o600)  # root's own: the proxy copies it for nginx
 
     port = free_port()
