@@ -6,10 +6,10 @@
 writes OUT_DIR/pip.conf (the index settings a build can use) and, when pip is told to trust a
 CA bundle (a re-signing proxy's, say), OUT_DIR/pip-cert, both owner-only, then prints the
 `--secret` options for `podman build` / `docker build`, one a line. Nothing is printed when
-pip runs on its defaults. Settings naming paths on this machine (find-links folders, file:// indexes,
-constraint files) are left out: the build cannot see them. The secrets are mounted only
-while the install step runs, so neither file nor any credential in an index URL is stored in
-an image layer.
+pip runs on its defaults. Settings naming paths on this machine (find-links folders, file://
+indexes, constraint files) are left out: the build cannot see them. The secrets are mounted
+only while the install step runs, so neither file nor any credential in an index URL is
+stored in an image layer.
 """
 
 from __future__ import annotations
