@@ -1,6 +1,6 @@
 """`tinycontext` with a sampler thread: the server benchmark_soak.py runs for `--via http`.
 
-    python benchmarks/_soak_server.py SAMPLES.jsonl EVERY serve --port 8123
+    python benchmarks/_soak_server.py SAMPLES.jsonl EVERY [--no-heap-trim] serve --port 8123
 
 Runs `tinycontext.cli.main` with the remaining arguments, exactly as the `tinycontext` command
 would, while a daemon thread appends one JSON line every EVERY seconds to SAMPLES.jsonl with
@@ -56,6 +56,11 @@ def sample_forever(path: Path, every: float) -> None:
 
 def main() -> int:
     path, every, argv = Path(sys.argv[1]), float(sys.argv[2]), sys.argv[3:]
+    if argv[:1] == ["--no-heap-trim"]:  # the same server without adapters/heap.py's trimmer
+        import tinycontext.adapters.heap as heap
+
+        heap.start_heap_trimmer = lambda *_, **__: False
+        argv = argv[1:]
     threading.Thread(target=sample_forever, args=(path, every), name="soak-sampler",
                      daemon=True).start()
     from tinycontext.cli import main as tinycontext

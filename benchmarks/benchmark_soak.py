@@ -59,6 +59,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                         help="http: MCP clients saving at once, each in its own session (1)")
     parser.add_argument("--warmup", type=int, default=200,
                         help="saves before the first sample (model loaded, caches primed)")
+    parser.add_argument("--no-heap-trim", action="store_true",
+                        help="http: run the server without returning freed heap to the OS "
+                        "(adapters/heap.py), to compare")
     parser.add_argument("--tracemalloc", action="store_true",
                         help="service mode: trace Python allocations (slower) and list the "
                         "sites that grew most")
@@ -130,13 +133,16 @@ def _sqlite_memory() -> Callable[[], float] | None:
 
 
 def mirror_bytes(mirror: Any) -> int:
-    """Bytes one vector mirror holds: its arrays at their capacity plus the slot map (a dict
-    of int -> int: ~100 bytes an entry). Reads private fields: measurement only."""
-    total = sys.getsizeof(mirror._pos) + 56 * len(mirror._pos)  # two int objects an entry
+    """Resident bytes of one vector mirror: its filled slots (the arrays' spare capacity is
+    zeroed memory never touched, so not resident) plus the slot map, a dict of int -> int
+    (two 32-byte int objects an entry). Reads private fields: measurement only."""
+    total = sys.getsizeof(mirror._pos) + 64 * len(mirror._pos)
     view = getattr(mirror, "_view", None)
     if view is not None:
-        total += sum(a.nbytes for a in (view.seqs, view.kinds, view.sessions, view.bits,
-                                        view.codes))
+        slot = (view.seqs.itemsize + view.kinds.itemsize + view.sessions.itemsize
+                + view.bits.shape[0] * view.bits.itemsize
+                + view.codes.shape[1] * view.codes.itemsize)
+        total += slot * view.n
     return total
 
 
@@ -208,7 +214,8 @@ def soak_http(args: argparse.Namespace, db: Path, progress: Progress) -> dict[st
     samples_file = db.parent / "server-samples.jsonl"
     server = subprocess.Popen(
         [sys.executable, str(Path(__file__).with_name("_soak_server.py")), str(samples_file),
-         str(args.every), "serve", "--port", str(port)],
+         str(args.every), *(["--no-heap-trim"] if args.no_heap_trim else []), "serve",
+         "--port", str(port)],
         env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     base = f"http://127.0.0.1:{port}"
     counts = {"saves": 0, "saved": 0, "skipped": 0}
