@@ -18,7 +18,7 @@ TARBALL=$CACHE/base-bookworm.tar
 mkdir -p "$CACHE"
 
 if [ ! -s "$TARBALL" ] || [ -n "$(find "$TARBALL" -mtime +7)" ]; then
-  echo "== bootstrapping the base file system from $SOURCES"
+  echo "== bootstrapping the base file system from $SOURCES" >&2
   # Left out like the slim images do: manuals, translations and docs (copyrights stay).
   # The host's resolv.conf and hostname, which mmdebstrap copies in, are removed: nothing of
   # this machine goes into the image (the engine provides both at run time).
@@ -35,7 +35,7 @@ if [ ! -s "$TARBALL" ] || [ -n "$(find "$TARBALL" -mtime +7)" ]; then
 fi
 
 if ! "$ENGINE" image inspect "$IMAGE" >/dev/null 2>&1; then
-  echo "== importing it as $IMAGE"
+  echo "== importing it as $IMAGE" >&2
   "$ENGINE" import --change 'CMD ["/bin/bash"]' "$TARBALL" "$IMAGE" >/dev/null
 fi
 echo "$IMAGE"
