@@ -22,7 +22,13 @@ from typing import Any
 if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from benchmarks.benchmark_soak import _mallinfo, _sqlite_memory, mirror_bytes, status_mb  # noqa: E402
+from benchmarks.benchmark_soak import (  # noqa: E402
+    _mallinfo,
+    _sqlite_memory,
+    adapter,
+    mirror_bytes,
+    status_mb,
+)
 
 
 def _retrievals(found: list[Any]) -> list[Any]:
@@ -30,9 +36,8 @@ def _retrievals(found: list[Any]) -> list[Any]:
     alive = [r() for r in found if r() is not None]
     if alive:
         return alive
-    from tinycontext.adapters.sqlite_search import Retrieval
-
-    found[:] = [weakref.ref(o) for o in gc.get_objects() if isinstance(o, Retrieval)]
+    retrieval = adapter("sqlite.search", "sqlite_search").Retrieval
+    found[:] = [weakref.ref(o) for o in gc.get_objects() if isinstance(o, retrieval)]
     return [r() for r in found if r() is not None]
 
 
@@ -40,7 +45,8 @@ def sample_forever(path: Path, every: float) -> None:
     heap, sqlite, found = _mallinfo(), None, []
     while True:
         time.sleep(every)
-        if sqlite is None and "tinycontext.adapters.sqlite_driver" in sys.modules:
+        if sqlite is None and any(name in sys.modules for name in (
+                "tinycontext.adapters.sqlite.driver", "tinycontext.adapters.sqlite_driver")):
             sqlite = _sqlite_memory()
         row: dict[str, Any] = {"time": time.time(), **status_mb(),
                                "python_blocks": sys.getallocatedblocks()}
@@ -57,8 +63,7 @@ def sample_forever(path: Path, every: float) -> None:
 def main() -> int:
     path, every, argv = Path(sys.argv[1]), float(sys.argv[2]), sys.argv[3:]
     if argv[:1] == ["--no-heap-trim"]:  # the same server without adapters/heap.py's trimmer
-        import tinycontext.adapters.heap as heap
-
+        heap = adapter("system.heap", "heap")
         heap.start_heap_trimmer = lambda *_, **__: False
         argv = argv[1:]
     threading.Thread(target=sample_forever, args=(path, every), name="soak-sampler",

@@ -84,6 +84,17 @@ def texts(args: argparse.Namespace) -> Iterator[str]:
     return RealisticText(args.data).memory_texts(args.seed, distinct=False)
 
 
+def adapter(name: str, flat: str) -> Any:
+    """An adapter module by its package path (adapters/sqlite/driver.py), or by the flat name
+    of layouts before the adapters were grouped (adapters/sqlite_driver.py)."""
+    import importlib
+
+    try:
+        return importlib.import_module(f"tinycontext.adapters.{name}")
+    except ModuleNotFoundError:
+        return importlib.import_module(f"tinycontext.adapters.{flat}")
+
+
 def status_mb(pid: int | str = "self") -> dict[str, float]:
     """VmRSS and its anonymous / file-backed parts of a process, in MiB."""
     wanted = {"VmRSS": "rss_mb", "RssAnon": "anon_mb", "RssFile": "file_mb"}
@@ -120,9 +131,7 @@ def _mallinfo() -> Callable[[], dict[str, float]] | None:
 
 def _sqlite_memory() -> Callable[[], float] | None:
     """sqlite3_memory_used() of the SQLite library the store runs on (page caches and all)."""
-    from tinycontext.adapters.sqlite_driver import sqlite_module
-
-    module = sqlite_module()
+    module = adapter("sqlite.driver", "sqlite_driver").sqlite_module()
     native = sys.modules.get(f"{module.__name__}._sqlite3") or sys.modules.get("_sqlite3")
     try:
         call = ctypes.CDLL(native.__file__).sqlite3_memory_used  # type: ignore[union-attr]
