@@ -26,6 +26,12 @@ for tool in podman openssl podman-compose; do
   command -v "$tool" >/dev/null || { echo "smoke: $tool is not installed" >&2; exit 1; }
 done
 elapsed() { awk -v a="$1" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.1f", b - a }'; }
+image_id() { podman image inspect --format '{{.Id}}' "$1" 2>/dev/null || true; }
+# Builds run without podman's layer cache (--layers=false: no intermediate images pile up
+# run after run), and the image a tag pointed at before is removed once it is replaced.
+drop_replaced() {
+  if [ -n "$2" ] && [ "$2" != "$(image_id "$1")" ]; then podman rmi "$2" >/dev/null 2>&1 || true; fi
+}
 
 began=$EPOCHREALTIME
 echo "== base image"
@@ -34,18 +40,22 @@ base_s=$(elapsed "$began")
 
 echo "== building $IMAGE from $BASE"
 step=$EPOCHREALTIME
+previous=$(image_id "$IMAGE")
 mapfile -t secrets < <("$PY" deploy/pip-build-secrets.py "$WORK/secrets")
 # --format docker: podman drops HEALTHCHECK from images in its default (OCI) format.
-podman build --format docker -f deploy/Dockerfile --build-arg BASE_IMAGE="$BASE" \
+podman build --layers=false --format docker -f deploy/Dockerfile --build-arg BASE_IMAGE="$BASE" \
   "${secrets[@]}" -t "$IMAGE" . > "$WORK/build.log" 2>&1 \
   || { tail -n 60 "$WORK/build.log" >&2; exit 1; }
+drop_replaced "$IMAGE" "$previous"
 build_s=$(elapsed "$step")
 size_mb=$(podman image inspect --format '{{.Size}}' "$IMAGE" | awk '{ printf "%d", $1 / 1e6 }')
 
 echo "== building $PROXY_IMAGE"
 step=$EPOCHREALTIME
-podman build --format docker --build-arg BASE_IMAGE="$BASE" -t "$PROXY_IMAGE" \
+previous=$(image_id "$PROXY_IMAGE")
+podman build --layers=false --format docker --build-arg BASE_IMAGE="$BASE" -t "$PROXY_IMAGE" \
   deploy/nginx/image > "$WORK/proxy.log" 2>&1 || { tail -n 60 "$WORK/proxy.log" >&2; exit 1; }
+drop_replaced "$PROXY_IMAGE" "$previous"
 proxy_s=$(elapsed "$step")
 
 echo "== container tests"
