@@ -1,43 +1,38 @@
 """onnxruntime's own usage telemetry stays off: since 1.29 it uploads events to Microsoft and
 keeps a device id under ~/.cache/Microsoft unless ORT_DISABLE_TELEMETRY=1 is set before it
-initialises. TinyContext sends nothing anywhere unless told to, and a device id baked into an
-image (doctor runs at build) would be shared by every container started from it."""
+initialises. TinyContext sends nothing anywhere unless told to, and a device id written while
+an image is built (its `tinycontext doctor` runs the model) would be shared by every
+container started from it."""
 
 from __future__ import annotations
 
-import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+from tests.e2e.servers import cli_env, tinycontext_command
+
 pytestmark = pytest.mark.slow
 
-EMBED = """
-import os, sys
-from pathlib import Path
-from tinycontext.adapters.models import create_embedder
-embedder = create_embedder("balanced", Path(sys.argv[1]), cache_dir=Path(sys.argv[1]) / "prep")
-assert len(embedder.embed(["one short text"])[0]) == 384 * 4  # float32 bytes
-print(os.environ.get("ORT_DISABLE_TELEMETRY"))
-"""
 
-
-def _embed_in_child(tmp_path: Path, **extra: str) -> str:
-    env = {k: v for k, v in os.environ.items()
-           if k not in ("ORT_DISABLE_TELEMETRY", "XDG_CACHE_HOME")}
-    env.update(HOME=str(tmp_path), **extra)
-    done = subprocess.run([sys.executable, "-c", EMBED, str(tmp_path)], env=env, cwd=tmp_path,
+def _doctor(tmp_path: Path, **extra: str) -> Path:
+    """Runs `tinycontext doctor` (which loads and runs the model) with HOME=tmp_path."""
+    env = cli_env(tmp_path, HOME=str(tmp_path), **extra)
+    env.pop("XDG_CACHE_HOME", None)
+    if "ORT_DISABLE_TELEMETRY" not in extra:
+        env.pop("ORT_DISABLE_TELEMETRY", None)
+    done = subprocess.run([*tinycontext_command(), "doctor"], env=env, cwd=tmp_path,
                           capture_output=True, text=True, timeout=180)
-    assert done.returncode == 0, done.stderr
-    return done.stdout.strip()
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "embedding model" in done.stdout
+    return tmp_path / ".cache" / "Microsoft"
 
 
-def test_embedding_leaves_no_onnxruntime_device_id(tmp_path: Path) -> None:
-    assert _embed_in_child(tmp_path) == "1"
-    assert not (tmp_path / ".cache" / "Microsoft").exists()
+def test_running_the_model_leaves_no_onnxruntime_device_id(tmp_path: Path) -> None:
+    assert not _doctor(tmp_path).exists()
 
 
 def test_an_explicit_choice_is_kept(tmp_path: Path) -> None:
-    assert _embed_in_child(tmp_path, ORT_DISABLE_TELEMETRY="0") == "0"
+    # Also shows the check above can see a device id when onnxruntime writes one.
+    assert list(_doctor(tmp_path, ORT_DISABLE_TELEMETRY="0").rglob("deviceid"))
