@@ -91,7 +91,7 @@ def ablate(lever: str) -> dict[str, Any]:
 
         text.stem = lambda word: word  # type: ignore[assignment]
     elif lever == "keyword-context":
-        from tinycontext.adapters import sqlite_search
+        from tinycontext.adapters.sqlite import search as sqlite_search
 
         sqlite_search.RECALL_BM25 = "bm25(memory_fts, 0.0, 1.0, 0.0)"
     elif lever == "dense-context":

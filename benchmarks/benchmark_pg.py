@@ -173,8 +173,8 @@ def timed(fn: Any, *args: Any) -> tuple[float, Any]:
 def run(args: argparse.Namespace) -> dict[str, Any]:
     import numpy as np
 
-    from tinycontext.adapters.pg_store import PostgresStore
-    from tinycontext.adapters.sqlite_store import SqliteStore
+    from tinycontext.adapters.postgres.store import PostgresStore
+    from tinycontext.adapters.sqlite.store import SqliteStore
     from tinycontext.container import build_service
     from tinycontext.domain.recall import candidate_pool
     from tinycontext.domain.text import recall_terms

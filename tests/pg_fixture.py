@@ -142,7 +142,7 @@ def empty_tables(url: str) -> None:
 
 def fresh_store(tenant: str = "") -> object:
     """A PostgresStore over an emptied shared database."""
-    from tinycontext.adapters.pg_store import PostgresStore
+    from tinycontext.adapters.postgres.store import PostgresStore
 
     url = shared_database()
     empty_tables(url)

@@ -6,8 +6,8 @@ import os
 from pathlib import Path
 
 from tests.fakes import FixedClock, HashEmbedder, WordTokenizer
-from tinycontext.adapters.sqlite_driver import sqlite_module
-from tinycontext.adapters.sqlite_store import SqliteStore
+from tinycontext.adapters.sqlite.driver import sqlite_module
+from tinycontext.adapters.sqlite.store import SqliteStore
 from tinycontext.config import TinyContextConfig
 from tinycontext.container import build_service
 from tinycontext.service import MemoryService

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-__version__ = "0.1.0"
+from tinycontext.version import __version__ as __version__  # re-exported
 
 _EXPORTS = {
     "MemoryInput": "tinycontext.domain.memory",

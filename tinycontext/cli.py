@@ -22,8 +22,8 @@ DEFAULT_HOST, DEFAULT_PORT, DEFAULT_REST_PORT = "127.0.0.1", 8000, 8001
 
 
 def _parser() -> argparse.ArgumentParser:
-    from tinycontext import __version__
     from tinycontext.exporting import REPAIR_HELP
+    from tinycontext.version import __version__
 
     parser = argparse.ArgumentParser(
         prog="tinycontext",
@@ -135,7 +135,7 @@ def _serving(transport: Literal["stdio", "http"], run: Callable[[Any], None]) ->
     """Validated server settings (hosted mode, management) first, then telemetry from OTEL_*,
     what to serve (one store, or one per proven user), and a clean close + flush at the end."""
     from tinycontext import telemetry
-    from tinycontext.adapters.heap import start_heap_trimmer
+    from tinycontext.adapters.system.heap import start_heap_trimmer
     from tinycontext.config import load_config
     from tinycontext.hosted import load_server_settings, open_serving
 
@@ -143,7 +143,7 @@ def _serving(transport: Literal["stdio", "http"], run: Callable[[Any], None]) ->
     settings = load_server_settings(transport=transport, store_url=config.store_url)
     shutdown = telemetry.configure_from_environment()
     serving = open_serving(config, settings)
-    start_heap_trimmer()  # a long-running process: freed heap goes back to the OS (adapters.heap)
+    start_heap_trimmer()  # a long-running process: freed heap goes back to the OS (see heap)
     try:
         run(serving)
     finally:
@@ -172,7 +172,7 @@ def cmd_mcp(args: argparse.Namespace) -> int:
         return code
     if _stdin_is_terminal():  # started by hand, not by a client: say why nothing happens
         print(STDIO_HINT, file=sys.stderr, flush=True)
-    from tinycontext.adapters.mcp_transports import run_stdio
+    from tinycontext.adapters.mcp.transports import run_stdio
 
     return _serving("stdio", lambda s: run_stdio(s.source, s.management))
 
@@ -181,7 +181,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     if (code := _needs("serve", "mcp", "uvicorn")) is not None:
         return code
     host, port = _address(args, DEFAULT_PORT)
-    from tinycontext.adapters.mcp_transports import http_app, serve_http
+    from tinycontext.adapters.mcp.transports import http_app, serve_http
 
     def run(s: Any) -> None:
         app = http_app(s.source, host, hosts=s.hosts(host), access=s.access,
@@ -196,8 +196,8 @@ def cmd_rest(args: argparse.Namespace) -> int:
     if (code := _needs("rest", *modules)) is not None:
         return code
     host, port = _address(args, DEFAULT_REST_PORT)
-    from tinycontext.adapters.mcp_transports import serve_http
-    from tinycontext.adapters.rest_api import create_app
+    from tinycontext.adapters.mcp.transports import serve_http
+    from tinycontext.rest import create_app
 
     def run(s: Any) -> None:
         app = create_app(s.source, mcp=args.with_mcp, hosts=s.hosts(host), access=s.access,
@@ -227,7 +227,7 @@ def cmd_repair(args: argparse.Namespace) -> int:
 
 
 def cmd_import(args: argparse.Namespace) -> int:
-    from tinycontext.adapters.export_import import ImportFormatError, ImportReport, import_jsonl
+    from tinycontext.export_import import ImportFormatError, ImportReport, import_jsonl
 
     last = [0.0]
 

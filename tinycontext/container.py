@@ -31,7 +31,7 @@ def shared_embedder(embedding_model: str, models_dir: str, batch_size: int) -> E
     with _shared_lock:
         embedder = _embedders.get(key)
         if embedder is None:
-            from tinycontext.adapters.models import create_embedder
+            from tinycontext.adapters.embedding.models import create_embedder
 
             embedder = create_embedder(embedding_model, Path(models_dir), batch_size)
             _embedders[key] = embedder
@@ -39,7 +39,7 @@ def shared_embedder(embedding_model: str, models_dir: str, batch_size: int) -> E
 
 
 def _sqlite_store(path: str) -> Store:
-    from tinycontext.adapters.sqlite_store import SqliteStore
+    from tinycontext.adapters.sqlite.store import SqliteStore
 
     return SqliteStore(path)
 
@@ -48,19 +48,19 @@ def _store(path: str, url: str) -> Store:
     """SQLite at `path` by default; PostgreSQL when `store_url` is set (nothing connects yet)."""
     if not url:
         return _sqlite_store(path)
-    from tinycontext.adapters.pg_store import PostgresStore
+    from tinycontext.adapters.postgres.store import PostgresStore
 
     return PostgresStore(url)
 
 
 def _tokenizer(encoding: str) -> Tokenizer:
-    from tinycontext.adapters.tiktoken_tokenizer import TiktokenTokenizer
+    from tinycontext.adapters.embedding.tiktoken_tokenizer import TiktokenTokenizer
 
     return TiktokenTokenizer(encoding)
 
 
 def _clock() -> Clock:
-    from tinycontext.adapters.clock import SystemClock
+    from tinycontext.adapters.system.clock import SystemClock
 
     return SystemClock()
 

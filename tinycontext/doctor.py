@@ -73,11 +73,11 @@ def _writable_dir(folder: Path) -> tuple[bool, str]:
 
 def _check_storage(config: TinyContextConfig) -> list[Check]:
     if config.store_url:
-        from tinycontext.adapters.pg_doctor import check_postgres
+        from tinycontext.adapters.postgres.doctor import check_postgres
 
         # Read-only like the SQLite checks: connection, pgvector and schema version.
         return [Check(name, ok, detail) for name, ok, detail in check_postgres(config.store_url)]
-    from tinycontext.adapters.sqlite_store import SqliteStore
+    from tinycontext.adapters.sqlite.store import SqliteStore
     from tinycontext.domain.listing import build_list_query
 
     db = Path(config.memory_db_path)
@@ -116,7 +116,7 @@ def _check_storage(config: TinyContextConfig) -> list[Check]:
 
 def _check_integrity(db: Path) -> Check:
     """SQLite's own consistency check of the store, on a read-only connection."""
-    from tinycontext.adapters.sqlite_driver import sqlite_module
+    from tinycontext.adapters.sqlite.driver import sqlite_module
 
     sqlite = sqlite_module()
     wal = Path(f"{db}-wal")
@@ -146,7 +146,7 @@ def _check_integrity(db: Path) -> Check:
 
 
 def _check_model(config: TinyContextConfig) -> Check:
-    from tinycontext.adapters.models import create_embedder
+    from tinycontext.adapters.embedding.models import create_embedder
 
     started = time.perf_counter()
     try:
@@ -167,7 +167,7 @@ def _check_model(config: TinyContextConfig) -> Check:
 
 
 def _check_tokenizer(config: TinyContextConfig) -> Check:
-    from tinycontext.adapters.tiktoken_tokenizer import TiktokenTokenizer
+    from tinycontext.adapters.embedding.tiktoken_tokenizer import TiktokenTokenizer
 
     try:
         count = TiktokenTokenizer(config.token_encoding).count("TinyContext doctor check.")
@@ -222,7 +222,7 @@ def _storage_checks(config: TinyContextConfig, env: dict[str, str]) -> list[Chec
 
 def run_doctor(config: TinyContextConfig, out: IO[str], as_json: bool = False) -> int:
     """Print the report; 0 when every check passed, else 1."""
-    from tinycontext import __version__
+    from tinycontext.version import __version__
 
     env = dict(os.environ)
     settings = {key: _redact(value) for key, value in config.model_dump().items()}

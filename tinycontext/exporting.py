@@ -72,15 +72,15 @@ def _driver_error(exc: Exception, store_url: str) -> bool:
     """A raw SQLite error that escaped the store's own translation into coded errors."""
     if store_url:
         return False
-    from tinycontext.adapters.sqlite_driver import sqlite_module
+    from tinycontext.adapters.sqlite.driver import sqlite_module
 
     return isinstance(exc, sqlite_module().DatabaseError)
 
 
 def cmd_export(args: argparse.Namespace) -> int:
-    from tinycontext.adapters.export_import import export_jsonl
     from tinycontext.config import load_config
     from tinycontext.container import create_container
+    from tinycontext.export_import import export_jsonl
 
     config = load_config()
     if not config.store_url and not Path(config.memory_db_path).exists():
@@ -111,7 +111,7 @@ def cmd_export(args: argparse.Namespace) -> int:
 
 
 def cmd_repair(args: argparse.Namespace) -> int:
-    from tinycontext.adapters.sqlite_salvage import UnreadableFileError, salvage_jsonl
+    from tinycontext.adapters.sqlite.salvage import UnreadableFileError, salvage_jsonl
     from tinycontext.config import load_config
 
     config = load_config()

@@ -200,21 +200,21 @@ class Serving:
     """What one server process serves, and how its callers are identified."""
 
     source: Any  # a container (single-user) or TenantStores (hosted)
-    access: Any = None  # adapters.tenancy.Access
-    management: Any = None  # adapters.management.Management
+    access: Any = None  # adapters.hosting.tenancy.Access
+    management: Any = None  # tinycontext.management.Management
     hosted: bool = False
 
     def hosts(self, bind_host: str | None) -> list[str] | None:
         """Host-header allow-list. Hosted mode proves callers by proxy address and token, so
         the DNS-rebinding check is only on when TINYCONTEXT_ALLOWED_HOSTS names hosts."""
-        from tinycontext.adapters.http_security import ENV_NAME, allowed_hosts
+        from tinycontext.adapters.hosting.http_security import ENV_NAME, allowed_hosts
 
         if self.hosted and not os.environ.get(ENV_NAME, "").strip():
             return None
         return allowed_hosts(bind_host)
 
     def close(self) -> None:
-        from tinycontext.adapters.service_source import close_source
+        from tinycontext.service_source import close_source
 
         close_source(self.source)
 
@@ -233,9 +233,9 @@ def open_serving(
     Ports given here (tests) replace the configured ones; hosted mode shares them (and
     otherwise the process's one model and vocabulary) across every user's service.
     """
-    from tinycontext.adapters.management import Management
-    from tinycontext.adapters.tenancy import Access, ProxyTrust
+    from tinycontext.adapters.hosting.tenancy import Access, ProxyTrust
     from tinycontext.container import build_service, create_container
+    from tinycontext.management import Management
 
     token = settings.management_token
     if not settings.tenancy:

@@ -2,7 +2,7 @@
 
 Either way every user's service shares the process's one embedder, tokenizer and clock (one
 loaded model however many users), runs its own background re-embedding, and is opened on
-the user's first request by the LRU in adapters.tenant_stores.
+the user's first request by the LRU in adapters.hosting.tenant_stores.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 from tinycontext.config import TinyContextConfig
 
 if TYPE_CHECKING:
-    from tinycontext.adapters.tenant_stores import TenantServices
+    from tinycontext.adapters.hosting.tenant_stores import TenantServices
     from tinycontext.hosted import ServerSettings
 
 log = logging.getLogger("tinycontext.hosted")
@@ -30,7 +30,7 @@ def _tighten(folder: Path) -> None:
 
 def _needs_postgres_extra() -> None:
     """Refuse at start, not on the first user's request, when the driver is missing."""
-    from tinycontext.adapters.pg_connection import INSTALL_HINT
+    from tinycontext.adapters.postgres.connection import INSTALL_HINT
     from tinycontext.hosted import HostedConfigError
 
     try:
@@ -68,9 +68,9 @@ def open_tenants(
 
     if settings.postgres:
         _needs_postgres_extra()
-        from tinycontext.adapters.pg_connection import SharedPgPool
-        from tinycontext.adapters.pg_store import PostgresStore
-        from tinycontext.adapters.pg_tenants import PgTenantStores
+        from tinycontext.adapters.postgres.connection import SharedPgPool
+        from tinycontext.adapters.postgres.store import PostgresStore
+        from tinycontext.pg_tenants import PgTenantStores
 
         pool = SharedPgPool(config.store_url)  # one per process; nothing connects yet
 
@@ -81,8 +81,8 @@ def open_tenants(
         return PgTenantStores(pool, settings.tenant_secret, open_tenant,
                               settings.max_open_stores, warm)
 
-    from tinycontext.adapters.sqlite_store import SqliteStore
-    from tinycontext.adapters.tenant_stores import TenantStores
+    from tinycontext.adapters.hosting.tenant_stores import TenantStores
+    from tinycontext.adapters.sqlite.store import SqliteStore
 
     assert settings.store_dir is not None
     _tighten(settings.store_dir)

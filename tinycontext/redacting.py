@@ -1,5 +1,5 @@
 """Secrets are never stored: save and update run content through here (import does the same
-in adapters/export_import.py), unless `redact_secrets` is off."""
+in tinycontext/export_import.py), unless `redact_secrets` is off."""
 
 from __future__ import annotations
 

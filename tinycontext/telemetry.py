@@ -113,12 +113,12 @@ def install(
     from opentelemetry.sdk.trace import TracerProvider
     from opentelemetry.sdk.trace.export import BatchSpanProcessor
 
-    from tinycontext import __version__
     from tinycontext.telemetry_export import (
         PrivateMetricExporter,
         PrivateSpanExporter,
         private_views,
     )
+    from tinycontext.version import __version__
 
     env = os.environ if environ is None else environ
     attributes: dict[str, Any] = {"service.version": __version__}

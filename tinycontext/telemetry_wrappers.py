@@ -14,7 +14,6 @@ from typing import Any
 from opentelemetry import metrics, trace
 from opentelemetry.trace import Span, Status, StatusCode
 
-from tinycontext import __version__
 from tinycontext.domain.errors import TinyContextError
 from tinycontext.domain.listing import SORTS, ListQuery
 from tinycontext.domain.memory import Memory
@@ -22,6 +21,7 @@ from tinycontext.ports.embedder import Embedder, Vector
 from tinycontext.ports.store import NewMemory, Page, Scope, Scored, Store
 from tinycontext.ports.token_embedder import TokenEmbedder, TokenRows
 from tinycontext.service import MemoryService
+from tinycontext.version import __version__
 
 Base = MemoryService  # the untraced operations
 

@@ -22,7 +22,7 @@ def store(request, tmp_path) -> Iterator[Store]:
         yield pg
         pg.close()
         return
-    from tinycontext.adapters.sqlite_store import SqliteStore
+    from tinycontext.adapters.sqlite.store import SqliteStore
 
     real = SqliteStore(tmp_path / "c.db")
     yield real

@@ -19,7 +19,7 @@ TEXTS = ["The project uses SQLite for local state.", "hello", "我爱北京 🍕
 def _onnx(models_dir: str) -> Embedder:
     from pathlib import Path
 
-    from tinycontext.adapters.models import create_embedder
+    from tinycontext.adapters.embedding.models import create_embedder
 
     return create_embedder("balanced", Path(models_dir), 32)
 
@@ -28,7 +28,7 @@ def _onnx(models_dir: str) -> Embedder:
 def embedder(request, tmp_path_factory) -> Embedder:
     if request.param == "hash":
         return HashEmbedder()
-    pytest.importorskip("tinycontext.adapters.models")
+    pytest.importorskip("tinycontext.adapters.embedding.models")
     # One loaded model for the whole module keeps the suite fast.
     return _onnx(str(tmp_path_factory.getbasetemp() / "models"))
 

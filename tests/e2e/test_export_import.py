@@ -12,11 +12,11 @@ import pytest
 
 from tests.e2e.servers import run_cli
 from tests.fakes import FixedClock, HashEmbedder, WordTokenizer
-from tinycontext.adapters import export_import
-from tinycontext.adapters.export_import import ImportFormatError, export_jsonl, import_jsonl
-from tinycontext.adapters.sqlite_store import SqliteStore
+from tinycontext import export_import
+from tinycontext.adapters.sqlite.store import SqliteStore
 from tinycontext.config import TinyContextConfig
 from tinycontext.container import build_service
+from tinycontext.export_import import ImportFormatError, export_jsonl, import_jsonl
 from tinycontext.service import MemoryService
 
 FIELDS = {"id", "ref", "kind", "session_id", "content", "created_at", "content_tokens",

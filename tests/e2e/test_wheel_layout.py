@@ -25,7 +25,7 @@ def test_wheel_installs_only_the_tinycontext_namespace(tmp_path: Path) -> None:
     names = zipfile.ZipFile(wheel).namelist()
     tops = {n.split("/")[0] for n in names if not n.split("/")[0].endswith(".dist-info")}
     assert tops == {"tinycontext"}
-    assert "tinycontext/adapters/data/minilm-tokenizer.json" in names
+    assert "tinycontext/adapters/embedding/data/minilm-tokenizer.json" in names
     assert "tinycontext/domain/recall.py" in names and "tinycontext/ports/store.py" in names
 
     env_dir = tmp_path / "venv"

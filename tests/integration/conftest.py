@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from tests.fakes import FixedClock, HashEmbedder, WordTokenizer
-from tinycontext.adapters.sqlite_store import SqliteStore
+from tinycontext.adapters.sqlite.store import SqliteStore
 from tinycontext.config import TinyContextConfig
 from tinycontext.container import build_service
 from tinycontext.service import MemoryService

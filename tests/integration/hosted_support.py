@@ -106,9 +106,9 @@ def hosted_server(tmp_path: Path, *, kind: str = "rest", store_url: str = "",
                   **env: str) -> Iterator[HostedServer]:
     """A hosted server ("rest": REST + /mcp, "mcp": Streamable HTTP only) over fresh files,
     or over the PostgreSQL database of `store_url` (then without any store folder)."""
-    from tinycontext.adapters.mcp_transports import http_app
-    from tinycontext.adapters.rest_api import create_app
+    from tinycontext.adapters.mcp.transports import http_app
     from tinycontext.hosted import load_server_settings, open_serving
+    from tinycontext.rest import create_app
 
     store_dir = tmp_path / "tenants"
     if not store_url:

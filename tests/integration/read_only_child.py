@@ -14,12 +14,12 @@ from mcp import Client
 
 from tests.e2e.servers import uvicorn_thread
 from tests.fakes import FixedClock, HashEmbedder, WordTokenizer
-from tinycontext.adapters.mcp_server import create_mcp_server
-from tinycontext.adapters.rest_api import create_app
-from tinycontext.adapters.sqlite_store import SqliteStore
+from tinycontext.adapters.mcp.server import create_mcp_server
+from tinycontext.adapters.sqlite.store import SqliteStore
 from tinycontext.config import TinyContextConfig
 from tinycontext.container import build_service
 from tinycontext.domain.errors import TinyContextError
+from tinycontext.rest import create_app
 from tinycontext.service import MemoryService
 
 

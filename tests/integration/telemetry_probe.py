@@ -123,9 +123,9 @@ def _single_user_rest(db: Path) -> list[str]:
     from fastapi.testclient import TestClient
 
     from tests.fakes import HashEmbedder, WordTokenizer
-    from tinycontext.adapters.rest_api import create_app
     from tinycontext.config import TinyContextConfig
     from tinycontext.container import build_service
+    from tinycontext.rest import create_app
 
     service = build_service(TinyContextConfig(memory_db_path=str(db / "rest.db")),
                             embedder=HashEmbedder(), tokenizer=WordTokenizer(), background=False)

@@ -1,4 +1,4 @@
-"""Server processes give freed heap memory back to the OS (adapters/heap.py; the soak figures
+"""Server processes give freed heap memory back to the OS (adapters/system/heap.py; the soak figures
 are in docs/benchmarks.md): the trimmer runs in every server entry point, and trimming does
 lower the RSS of a process whose heap is full of freed blocks."""
 
@@ -19,7 +19,7 @@ glibc = pytest.mark.skipif(not hasattr(ctypes.CDLL(None), "malloc_trim"),
 FRAGMENT = """
 import sys
 from pathlib import Path
-from tinycontext.adapters.heap import trim_free_heap
+from tinycontext.adapters.system.heap import trim_free_heap
 
 def rss():
     for line in Path("/proc/self/status").read_text().splitlines():
@@ -65,7 +65,7 @@ def test_the_stdio_server_runs_the_trimmer(tmp_path: Path) -> None:
 def test_the_rest_app_process_runs_the_trimmer_once(tmp_path: Path) -> None:
     script = """
 import threading
-from tinycontext.adapters.rest_api import app_from_environment
+from tinycontext.rest import app_from_environment
 app_from_environment(); app_from_environment()
 print(sum(t.name == "tinycontext-heap-trim" for t in threading.enumerate()))
 """

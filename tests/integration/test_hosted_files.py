@@ -10,7 +10,7 @@ import threading
 from pathlib import Path
 
 from tests.integration.hosted_support import SECRET, TOKEN, hosted_server, proxy_headers
-from tinycontext.adapters.tenant_stores import TenantStores, store_name
+from tinycontext.adapters.hosting.tenant_stores import TenantStores, store_name
 
 USERS = ["alice@example.com", "Bob Example", "user-0042", "jos\u00e9"]
 

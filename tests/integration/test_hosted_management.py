@@ -15,12 +15,12 @@ from mcp.shared.exceptions import MCPError
 
 from tests.fakes import FixedClock, HashEmbedder, WordTokenizer
 from tests.integration.hosted_support import OPERATOR, hosted_server, proxy_headers, serve
-from tinycontext.adapters.management import Management
-from tinycontext.adapters.mcp_server import create_mcp_server
-from tinycontext.adapters.mcp_transports import http_app
-from tinycontext.adapters.tenancy import Access
+from tinycontext.adapters.hosting.tenancy import Access
+from tinycontext.adapters.mcp.server import create_mcp_server
+from tinycontext.adapters.mcp.transports import http_app
 from tinycontext.config import TinyContextConfig
 from tinycontext.container import build_service
+from tinycontext.management import Management
 
 MEDIA = "application/vnd.tinysuite.manage+json"
 MANIFEST = "tinycontext://manage/manifest"

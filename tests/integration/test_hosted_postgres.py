@@ -23,7 +23,7 @@ from tests.fakes import HashEmbedder
 from tests.integration.hosted_support import SECRET, HostedServer, hosted_server, proxy_headers
 from tests.integration.test_hosted_isolation import _one_session_many_users
 from tests.pg_fixture import admin_url, temporary_database, with_database
-from tinycontext.adapters.tenant_stores import tenant_key
+from tinycontext.adapters.hosting.tenant_stores import tenant_key
 
 ALICE, BOB = "alice.9f2c@example.com", "bob.71d0@example.com"
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from tests.integration.hosted_support import OPERATOR, SECRET, TOKEN, hosted_env
-from tinycontext.adapters.tenancy import Access, ProxyTrust, Refused, check_user_id
+from tinycontext.adapters.hosting.tenancy import Access, ProxyTrust, Refused, check_user_id
 from tinycontext.hosted import HostedConfigError, load_server_settings
 
 

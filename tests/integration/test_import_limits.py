@@ -11,10 +11,10 @@ from typing import Any
 import pytest
 
 from tests.fakes import FixedClock, HashEmbedder, WordTokenizer
-from tinycontext.adapters.export_import import ImportFormatError, import_jsonl
-from tinycontext.adapters.sqlite_store import SqliteStore
+from tinycontext.adapters.sqlite.store import SqliteStore
 from tinycontext.config import TinyContextConfig
 from tinycontext.container import build_service
+from tinycontext.export_import import ImportFormatError, import_jsonl
 from tinycontext.service import MemoryService
 
 

@@ -16,8 +16,8 @@ REPO = Path(__file__).resolve().parents[2]
 SCRIPT = """
 import json, sys
 from tests.fakes import FixedClock, HashEmbedder, WordTokenizer
-from tinycontext.adapters.sqlite_store import SqliteStore
-from tinycontext.adapters import sqlite_driver
+from tinycontext.adapters.sqlite.store import SqliteStore
+from tinycontext.adapters.sqlite import driver as sqlite_driver
 from tinycontext.config import TinyContextConfig
 from tinycontext.container import build_service
 path = sys.argv[1]

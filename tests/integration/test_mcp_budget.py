@@ -15,9 +15,9 @@ import pytest
 from mcp import Client
 
 from tests.fakes import FixedClock, HashEmbedder, InMemoryStore
-from tinycontext.adapters.mcp_render import PROFILE_INTRO, RECALL_INTRO
-from tinycontext.adapters.mcp_server import create_mcp_server
-from tinycontext.adapters.tiktoken_tokenizer import TiktokenTokenizer
+from tinycontext.adapters.embedding.tiktoken_tokenizer import TiktokenTokenizer
+from tinycontext.adapters.mcp.render import PROFILE_INTRO, RECALL_INTRO
+from tinycontext.adapters.mcp.server import create_mcp_server
 from tinycontext.config import TinyContextConfig
 from tinycontext.service import MemoryService
 

@@ -14,11 +14,11 @@ from mcp import Client
 from mcp.shared.exceptions import MCPError
 
 from tests.fakes import FixedClock, HashEmbedder, WordTokenizer
-from tinycontext.adapters.management import Management
-from tinycontext.adapters.mcp_server import create_mcp_server
-from tinycontext.adapters.sqlite_store import SqliteStore
+from tinycontext.adapters.mcp.server import create_mcp_server
+from tinycontext.adapters.sqlite.store import SqliteStore
 from tinycontext.config import TinyContextConfig
 from tinycontext.container import build_service
+from tinycontext.management import Management
 from tinycontext.service import MemoryService
 
 INVALID_PARAMS = -32602

@@ -15,8 +15,8 @@ import pytest
 from mcp import Client
 
 from tests.fakes import FixedClock, HashEmbedder, InMemoryStore, WordTokenizer
-from tinycontext.adapters.mcp_render import render_list, render_memory, render_recall
-from tinycontext.adapters.mcp_server import create_mcp_server
+from tinycontext.adapters.mcp.render import render_list, render_memory, render_recall
+from tinycontext.adapters.mcp.server import create_mcp_server
 from tinycontext.config import TinyContextConfig
 from tinycontext.service import MemoryService
 

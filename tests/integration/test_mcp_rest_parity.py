@@ -17,12 +17,12 @@ from mcp import Client
 
 from tests.e2e.servers import uvicorn_thread
 from tests.fakes import FixedClock
-from tinycontext.adapters.export_import import export_jsonl
-from tinycontext.adapters.mcp_server import create_mcp_server
-from tinycontext.adapters.rest_api import create_app
-from tinycontext.adapters.sqlite_store import SqliteStore
-from tinycontext.adapters.tiktoken_tokenizer import TiktokenTokenizer
+from tinycontext.adapters.embedding.tiktoken_tokenizer import TiktokenTokenizer
+from tinycontext.adapters.mcp.server import create_mcp_server
+from tinycontext.adapters.sqlite.store import SqliteStore
 from tinycontext.config import TinyContextConfig
+from tinycontext.export_import import export_jsonl
+from tinycontext.rest import create_app
 from tinycontext.service import MemoryService
 
 pytestmark = pytest.mark.slow

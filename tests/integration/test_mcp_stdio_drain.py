@@ -1,7 +1,7 @@
 """End of input on the stdio transport: requests still running get their answers first.
 
 The server runs over in-memory streams shaped like `stdio_server()`'s (the stdio runner's own
-wrapping, adapters/mcp_stdio.py); the client writes its requests, closes its side at once and
+wrapping, adapters/mcp/stdio.py); the client writes its requests, closes its side at once and
 reads every answer until the server closes the other side.
 """
 
@@ -19,9 +19,9 @@ from mcp.shared.message import SessionMessage
 from mcp_types import jsonrpc_message_adapter
 
 from tests.fakes import FixedClock, HashEmbedder, WordTokenizer
-from tinycontext.adapters.mcp_server import create_mcp_server
-from tinycontext.adapters.mcp_stdio import serve_draining
-from tinycontext.adapters.sqlite_store import SqliteStore
+from tinycontext.adapters.mcp.server import create_mcp_server
+from tinycontext.adapters.mcp.stdio import serve_draining
+from tinycontext.adapters.sqlite.store import SqliteStore
 from tinycontext.config import TinyContextConfig
 from tinycontext.container import build_service
 

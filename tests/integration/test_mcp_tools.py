@@ -15,8 +15,8 @@ import pytest
 from mcp import Client
 
 from tests.fakes import FixedClock, HashEmbedder, WordTokenizer
-from tinycontext.adapters.mcp_server import create_mcp_server
-from tinycontext.adapters.sqlite_store import SqliteStore
+from tinycontext.adapters.mcp.server import create_mcp_server
+from tinycontext.adapters.sqlite.store import SqliteStore
 from tinycontext.config import TinyContextConfig
 from tinycontext.container import build_service
 from tinycontext.service import MemoryService

@@ -16,14 +16,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tinycontext.adapters import models
-from tinycontext.adapters.models import (
+from tinycontext.adapters.embedding import models
+from tinycontext.adapters.embedding.models import (
     ModelNotAvailableError,
     create_embedder,
     download_preset,
     resolve_model,
 )
-from tinycontext.adapters.onnx_embedder import OnnxEmbedder
+from tinycontext.adapters.embedding.onnx_embedder import OnnxEmbedder
 from tinycontext.domain.errors import TinyContextError
 from tinycontext.ports.embedder import Embedder
 

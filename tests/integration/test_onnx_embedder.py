@@ -12,8 +12,12 @@ from typing import Any
 import numpy as np
 import pytest
 
-from tinycontext.adapters.models import ModelNotAvailableError, create_embedder, resolve_model
-from tinycontext.adapters.onnx_embedder import OnnxEmbedder, usable_cores
+from tinycontext.adapters.embedding.models import (
+    ModelNotAvailableError,
+    create_embedder,
+    resolve_model,
+)
+from tinycontext.adapters.embedding.onnx_embedder import OnnxEmbedder, usable_cores
 from tinycontext.ports.embedder import Embedder
 
 pytestmark = pytest.mark.slow
@@ -168,7 +172,8 @@ def test_long_text_is_truncated_not_refused(embedder: OnnxEmbedder) -> None:
 
 def test_importing_the_adapters_does_not_import_heavy_libraries() -> None:
     code = (
-        "import sys, tinycontext.adapters.models, tinycontext.adapters.onnx_embedder\n"
+        "import sys, tinycontext.adapters.embedding.models\n"
+        "import tinycontext.adapters.embedding.onnx_embedder\n"
         "heavy = [m for m in ('onnxruntime', 'tokenizers', 'numpy') if m in sys.modules]\n"
         "assert not heavy, heavy\n"
     )

@@ -16,9 +16,9 @@ import onnxruntime as ort
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 
-from tinycontext.adapters import models, onnx_int8
-from tinycontext.adapters.models import create_embedder, resolve_model
-from tinycontext.adapters.onnx_embedder import OnnxEmbedder
+from tinycontext.adapters.embedding import models, onnx_int8
+from tinycontext.adapters.embedding.models import create_embedder, resolve_model
+from tinycontext.adapters.embedding.onnx_embedder import OnnxEmbedder
 
 pytestmark = pytest.mark.slow
 
@@ -217,7 +217,7 @@ def test_an_unwritable_cache_falls_back_to_memory(tmp_path: Path, monkeypatch: A
 def test_processes_preparing_the_model_at_once_share_one_complete_file(tmp_path: Path) -> None:
     script = (
         "import sys\nfrom pathlib import Path\n"
-        "from tinycontext.adapters.models import create_embedder\n"
+        "from tinycontext.adapters.embedding.models import create_embedder\n"
         "e = create_embedder('balanced', Path(sys.argv[1]), cache_dir=Path(sys.argv[1]))\n"
         "print(len(e.embed(['first start'])[0]))\n"
     )

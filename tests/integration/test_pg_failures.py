@@ -16,7 +16,6 @@ import pytest
 from tests.e2e.servers import free_port, uvicorn_thread
 from tests.fakes import FixedClock, HashEmbedder, WordTokenizer
 from tests.pg_fixture import admin_url, temporary_database, with_database
-from tinycontext.adapters.rest_api import create_app
 from tinycontext.config import TinyContextConfig
 from tinycontext.container import build_service
 from tinycontext.domain.errors import (
@@ -24,6 +23,7 @@ from tinycontext.domain.errors import (
     StoreUnavailableError,
     TinyContextError,
 )
+from tinycontext.rest import create_app
 from tinycontext.service import MemoryService
 
 pytestmark = pytest.mark.slow

@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 
 from tests.pg_fixture import temporary_database
-from tinycontext.adapters.pg_store import PostgresStore
-from tinycontext.adapters.pg_text import any_query, query_groups, tenant_tag
-from tinycontext.adapters.sqlite_store import SqliteStore
+from tinycontext.adapters.postgres.store import PostgresStore
+from tinycontext.adapters.postgres.text import any_query, query_groups, tenant_tag
+from tinycontext.adapters.sqlite.store import SqliteStore
 from tinycontext.config import TinyContextConfig
 from tinycontext.container import build_service
 from tinycontext.domain.text import recall_terms

@@ -15,15 +15,15 @@ import pytest
 from tests.contract.store_support import KEY, listing, mem, mid, new, vec
 from tests.fakes import HashEmbedder
 from tests.pg_fixture import admin_url, temporary_database, with_database
-from tinycontext.adapters import pg_search
-from tinycontext.adapters.export_import import iter_stored
-from tinycontext.adapters.pg_connection import SharedPgPool, redact_url
-from tinycontext.adapters.pg_doctor import check_postgres
-from tinycontext.adapters.pg_schema import SCHEMA_VERSION
-from tinycontext.adapters.pg_store import PostgresStore
+from tinycontext.adapters.postgres import search as pg_search
+from tinycontext.adapters.postgres.connection import SharedPgPool, redact_url
+from tinycontext.adapters.postgres.doctor import check_postgres
+from tinycontext.adapters.postgres.schema import SCHEMA_VERSION
+from tinycontext.adapters.postgres.store import PostgresStore
 from tinycontext.config import TinyContextConfig
 from tinycontext.domain.errors import InvalidRequestError, MemoryAlreadySupersededError
 from tinycontext.domain.memory import Memory
+from tinycontext.export_import import iter_stored
 from tinycontext.ports.store import NewMemory, Scope
 
 EPI = Scope("episodic")

@@ -9,8 +9,8 @@ import pytest
 
 from tests.contract.store_support import listing, mem, mid, new
 from tests.pg_fixture import temporary_database
-from tinycontext.adapters.pg_store import PostgresStore
-from tinycontext.adapters.pg_text import (
+from tinycontext.adapters.postgres.store import PostgresStore
+from tinycontext.adapters.postgres.text import (
     MAX_POSITION,
     MAX_TOKEN_CHARS,
     document_tokens,

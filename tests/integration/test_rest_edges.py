@@ -15,9 +15,9 @@ import pytest
 
 from tests.e2e.servers import uvicorn_thread
 from tests.fakes import FixedClock, HashEmbedder, WordTokenizer
-from tinycontext.adapters.rest_api import create_app
-from tinycontext.adapters.sqlite_store import SqliteStore
+from tinycontext.adapters.sqlite.store import SqliteStore
 from tinycontext.config import TinyContextConfig
+from tinycontext.rest import create_app
 from tinycontext.service import MemoryService
 
 JSON = {"content-type": "application/json"}

@@ -20,8 +20,8 @@ from tests.store_damage import (
     smash,
     table_pages,
 )
-from tinycontext.adapters.export_import import export_jsonl, import_jsonl
-from tinycontext.adapters.sqlite_salvage import SalvageReport, UnreadableFileError, salvage_jsonl
+from tinycontext.adapters.sqlite.salvage import SalvageReport, UnreadableFileError, salvage_jsonl
+from tinycontext.export_import import export_jsonl, import_jsonl
 from tinycontext.service import MemoryService
 
 
@@ -184,7 +184,7 @@ def test_empty_and_garbage_files(tmp_path: Path) -> None:
 
 
 def test_long_runs_report_progress(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from tinycontext.adapters import sqlite_salvage
+    from tinycontext.adapters.sqlite import salvage as sqlite_salvage
 
     path = tmp_path / "m.db"
     build_store(path, 30)

@@ -17,11 +17,11 @@ from mcp import Client
 
 from tests.e2e.servers import uvicorn_thread
 from tests.fakes import FixedClock, HashEmbedder, WordTokenizer
-from tinycontext.adapters.export_import import export_jsonl, import_jsonl
-from tinycontext.adapters.mcp_server import create_mcp_server
-from tinycontext.adapters.rest_api import create_app
-from tinycontext.adapters.sqlite_store import SqliteStore
+from tinycontext.adapters.mcp.server import create_mcp_server
+from tinycontext.adapters.sqlite.store import SqliteStore
 from tinycontext.config import TinyContextConfig
+from tinycontext.export_import import export_jsonl, import_jsonl
+from tinycontext.rest import create_app
 from tinycontext.service import MemoryService
 
 STRIPE = "sk_live_2jaqzlAjl9teKoOzWsVMi0HQ"

@@ -11,8 +11,8 @@ SAVES_PER_WORKER = 40
 
 def _worker(path: str, worker: int, errors: multiprocessing.Queue) -> None:  # type: ignore[type-arg]
     from tests.fakes import HashEmbedder, WordTokenizer
-    from tinycontext.adapters.clock import SystemClock
-    from tinycontext.adapters.sqlite_store import SqliteStore
+    from tinycontext.adapters.sqlite.store import SqliteStore
+    from tinycontext.adapters.system.clock import SystemClock
     from tinycontext.config import TinyContextConfig
     from tinycontext.container import build_service
 
@@ -50,7 +50,7 @@ def test_processes_share_one_file_without_losing_writes(tmp_path: Path) -> None:
         problems.append(errors.get())
     assert problems == []
 
-    from tinycontext.adapters.sqlite_store import SqliteStore
+    from tinycontext.adapters.sqlite.store import SqliteStore
     from tinycontext.domain.listing import build_list_query
 
     store = SqliteStore(path)

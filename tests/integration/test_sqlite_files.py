@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 
 from tests.fakes import FixedClock, HashEmbedder, WordTokenizer
-from tinycontext.adapters import sqlite_driver
-from tinycontext.adapters.sqlite_schema import MIGRATIONS, SCHEMA_VERSION
-from tinycontext.adapters.sqlite_store import SqliteStore
+from tinycontext.adapters.sqlite import driver as sqlite_driver
+from tinycontext.adapters.sqlite.schema import MIGRATIONS, SCHEMA_VERSION
+from tinycontext.adapters.sqlite.store import SqliteStore
 from tinycontext.config import TinyContextConfig
 from tinycontext.container import build_service
 from tinycontext.domain.text import recall_terms
@@ -193,7 +193,7 @@ def test_one_sqlite_build_per_process() -> None:
 def test_query_sign_bits_match_sqlite_vec(tmp_path: Path) -> None:
     import numpy as np
 
-    from tinycontext.adapters.sqlite_search import sign_bits
+    from tinycontext.adapters.sqlite.search import sign_bits
 
     store = SqliteStore(tmp_path / "bits.db")
     conn = store._pool._open()
@@ -201,7 +201,7 @@ def test_query_sign_bits_match_sqlite_vec(tmp_path: Path) -> None:
     for dims in (384, 26):
         vector = rng.standard_normal(dims).astype(np.float32)
         vector[1] = 0.0
-        from tinycontext.adapters.sqlite_search import padded
+        from tinycontext.adapters.sqlite.search import padded
 
         expected = conn.execute("SELECT vec_quantize_binary(?)", (padded(vector.tobytes()),))
         assert sign_bits(vector.tobytes()) == bytes(expected.fetchone()[0])
@@ -211,7 +211,7 @@ def test_query_sign_bits_match_sqlite_vec(tmp_path: Path) -> None:
 def test_connections_are_bounded_per_store(sqlite_service, db_path: Path) -> None:
     import threading
 
-    from tinycontext.adapters.sqlite_connection import MAX_CONNECTIONS
+    from tinycontext.adapters.sqlite.connection import MAX_CONNECTIONS
 
     sqlite_service.save_memories([{"content": f"fact {i} about item {i}"} for i in range(20)])
     errors: list[Exception] = []

@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 from psycopg import errors as pg
 
-from tinycontext.adapters import pg_errors, sqlite_errors
+from tinycontext.adapters.postgres import errors as pg_errors
+from tinycontext.adapters.sqlite import errors as sqlite_errors
 
 PATH = Path("/data/memories.db")
 

@@ -23,11 +23,10 @@ from mcp import Client
 
 from tests.e2e.servers import uvicorn_thread
 from tests.fakes import FixedClock, HashEmbedder, WordTokenizer
-from tinycontext.adapters import sqlite_connection
-from tinycontext.adapters.mcp_server import create_mcp_server
-from tinycontext.adapters.rest_api import create_app
-from tinycontext.adapters.sqlite_driver import sqlite_module
-from tinycontext.adapters.sqlite_store import SqliteStore
+from tinycontext.adapters.mcp.server import create_mcp_server
+from tinycontext.adapters.sqlite import connection as sqlite_connection
+from tinycontext.adapters.sqlite.driver import sqlite_module
+from tinycontext.adapters.sqlite.store import SqliteStore
 from tinycontext.config import TinyContextConfig
 from tinycontext.container import build_service
 from tinycontext.domain.errors import (
@@ -36,6 +35,7 @@ from tinycontext.domain.errors import (
     StoreUnavailableError,
     TinyContextError,
 )
+from tinycontext.rest import create_app
 from tinycontext.service import MemoryService
 
 FACTS = [f"Fact {i}: the billing job number {i} runs on host {i * 7}." for i in range(300)]

@@ -38,8 +38,8 @@ reader = InMemoryMetricReader()
 metrics.set_meter_provider(MeterProvider(metric_readers=[reader]))
 
 from tests.fakes import HashEmbedder, WordTokenizer
-from tinycontext.adapters.mcp_server import create_mcp_server
-from tinycontext.adapters.rest_api import create_app
+from tinycontext.adapters.mcp.server import create_mcp_server
+from tinycontext.rest import create_app
 from tinycontext.config import TinyContextConfig
 from tinycontext.container import build_service
 

@@ -3,7 +3,7 @@ about a million spaces (ValueError), which reached callers as an internal error.
 
 from __future__ import annotations
 
-from tinycontext.adapters.tiktoken_tokenizer import PIECE_CHARS, TiktokenTokenizer, pieces
+from tinycontext.adapters.embedding.tiktoken_tokenizer import PIECE_CHARS, TiktokenTokenizer, pieces
 
 
 def test_a_million_spaces_are_counted():

@@ -8,9 +8,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tinycontext.adapters import sqlite_ivf, sqlite_mirror, sqlite_search
-from tinycontext.adapters.sqlite_schema import SCHEMA_VERSION
-from tinycontext.adapters.sqlite_store import SqliteStore
+from tinycontext.adapters.sqlite import ivf as sqlite_ivf
+from tinycontext.adapters.sqlite import mirror as sqlite_mirror
+from tinycontext.adapters.sqlite import search as sqlite_search
+from tinycontext.adapters.sqlite.schema import SCHEMA_VERSION
+from tinycontext.adapters.sqlite.store import SqliteStore
 from tinycontext.domain.memory import Memory
 from tinycontext.ports.store import NewMemory, Scope
 

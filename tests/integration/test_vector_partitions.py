@@ -8,8 +8,9 @@ from pathlib import Path
 import pytest
 
 from tests.fakes import HashEmbedder
-from tinycontext.adapters import sqlite_ivf, sqlite_search
-from tinycontext.adapters.sqlite_store import SqliteStore
+from tinycontext.adapters.sqlite import ivf as sqlite_ivf
+from tinycontext.adapters.sqlite import search as sqlite_search
+from tinycontext.adapters.sqlite.store import SqliteStore
 from tinycontext.domain.memory import Memory
 from tinycontext.ports.store import NewMemory, Scope
 
@@ -126,7 +127,7 @@ def test_kmeans_gives_unit_centroids() -> None:
 
 
 def test_rerank_grows_with_the_store_within_bounds() -> None:
-    from tinycontext.adapters.sqlite_search import MIN_RERANK, rerank_count
+    from tinycontext.adapters.sqlite.search import MIN_RERANK, rerank_count
 
     assert rerank_count(200, 0) == rerank_count(200, 20_000) == 400
     assert rerank_count(200, 80_000) == 800  # 2 x sqrt(4)

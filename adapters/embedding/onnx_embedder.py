@@ -1,0 +1,329 @@
+"""Embedder adapter: a sentence-embedding ONNX model run with onnxruntime and `tokenizers`.
+
+onnxruntime, tokenizers and numpy are imported on first use only, so importing this module (and
+`tinycontext`) stays fast; the session and tokenizer load lazily, once per instance.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+from tinycontext import native
+from tinycontext.ports.embedder import Vector
+from tinycontext.ports.token_embedder import TokenEmbedder, TokenRows
+
+from .onnx_tokens import content_token_rows
+
+if TYPE_CHECKING:
+    np = native.numpy()
+    import numpy.typing as npt
+
+Pooling = Literal["mean", "cls", "none"]
+"""How token states become one vector: masked mean, first token, or "none" (already pooled)."""
+
+# intra_op_num_threads, measured on a 2-core box (onnxruntime 1.32, arena off; batches of 32
+# ~20-word sentences in texts/s, short-query p50 over 50 runs), quiet box:
+#   balanced (MiniLM-L6 int8)  1 thread: 275-293/s, 2.8-3.1 ms   2 threads: 490-541/s, 1.7-2.2 ms
+#   fast (MiniLM-L3 fp32)      1 thread: 547-675/s, 0.7-1.0 ms   2 threads: 886-1116/s, 0.5-0.9 ms
+# With other processes busy (load 2.3-4.9), 2 spinning threads fell to 147-206/s (p50 up to
+# 12 ms) and burnt 3.4 CPU-s where 1 thread used 2.0; with spinning off, 2 threads kept
+# 175-501/s at the CPU cost of 1 thread. Hence: at most 2 threads, never more than the cores,
+# and no spin-waiting (it costs ~0.4 ms per query on a quiet box, saves a core on a busy one).
+DEFAULT_MAX_INTRA_OP_THREADS = 2
+# The integer rewrite of balanced (onnx_int8) runs many small operators, where waking a second
+# thread per operator costs more than it saves (same box, quiet):
+#   1 thread: 347-355 texts/s, short query p50 1.41-1.46 ms
+#   2 threads: 467-490 texts/s, 1.76-1.92 ms
+#   1 thread, two runs at once (a batch split in two): 590-607 texts/s (2 threads: 365-393/s)
+# So integer models run one thread per inference and a batch on up to two runs at once; a
+# query also leaves the second core to the keyword search that recall runs beside it.
+# (float32, two runs at once gained only 6-20% on batches and doubled a query's latency.)
+DEFAULT_MAX_PARALLEL_RUNS = 2
+# Tokens in one model run. A run's activations must stay in the CPU caches: on this 2-core
+# box, 32 texts of ~32 tokens ran at 231 texts/s in one run and 356/s in runs of 384 tokens
+# (texts of ~6 tokens: 752 -> 949/s; ~100 tokens: 79 -> 126/s; 128-token runs lose ~20%).
+# It also bounds memory: attention grows with rows x width^2 (256 texts x 256 tokens in one
+# run peaked at 5.2 GB). The batch a caller passes is still embedded in one call.
+MAX_BATCH_TOKENS = 384
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    """Everything needed to run one embedding model; built by `models.resolve_model`."""
+
+    key: str
+    model_path: Path
+    tokenizer_path: Path
+    dimensions: int
+    max_tokens: int
+    pooling: Pooling = "mean"
+    output_name: str | None = None
+    integer_matmuls: bool = False
+    """Run the int8 weights as integer products (`onnx_int8`); the key must then name it."""
+    cache_dir: Path | None = None
+    """Where a rewritten model is kept between processes; None: rewrite in memory each load."""
+
+
+def usable_cores() -> int:
+    import os
+
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    return max(1, cores or 1)
+
+
+def default_intra_op_threads() -> int:
+    """Threads for one inference: the measured best on small boxes, never more than the cores."""
+    return min(DEFAULT_MAX_INTRA_OP_THREADS, usable_cores())
+
+
+class OnnxEmbedder(TokenEmbedder):
+    """Embeds texts with an ONNX sentence-embedding model; vectors are L2-normalised float32."""
+
+    def __init__(
+        self,
+        spec: ModelSpec,
+        batch_size: int = 32,
+        intra_op_threads: int | None = None,
+        *,
+        cpu_mem_arena: bool = False,
+        parallel_runs: int | None = None,
+    ) -> None:
+        if batch_size < 1:
+            raise ValueError("batch_size must be at least 1")
+        if spec.pooling not in ("mean", "cls", "none"):
+            raise ValueError(f"unknown pooling {spec.pooling!r}")
+        self._spec = spec
+        self._batch_size = batch_size
+        if spec.integer_matmuls:  # measured above: one thread per run, runs side by side
+            threads, runs = 1, min(DEFAULT_MAX_PARALLEL_RUNS, usable_cores())
+        else:
+            threads, runs = default_intra_op_threads(), 1
+        self._intra_op_threads = intra_op_threads or threads
+        self._parallel_runs = max(1, parallel_runs or runs)
+        self._helpers: ThreadPoolExecutor | None = None
+        # The arena keeps the peak of the largest batch ever seen; off by default (see SPEC 4).
+        self._cpu_mem_arena = cpu_mem_arena
+        self._lock = threading.Lock()
+        self._session: Any = None
+        self._tokenizer: Any = None
+        self._input_names: frozenset[str] = frozenset()
+        self._output_name = ""
+        self._run_options: Any = None
+        self.load_count = 0
+        """How many times the session was created (1 after the first embed, then stays 1)."""
+
+    @property
+    def model_key(self) -> str:
+        return self._spec.key
+
+    @property
+    def dimensions(self) -> int:
+        return self._spec.dimensions
+
+    @property
+    def spec(self) -> ModelSpec:
+        return self._spec
+
+    @property
+    def tokenizer(self) -> Any:
+        """The loaded `tokenizers.Tokenizer` (loads the model if needed)."""
+        self._ensure_loaded()
+        return self._tokenizer
+
+    def embed(self, texts: Sequence[str]) -> list[Vector]:
+        return [vector for vector, _ in self._embed(texts, None)]
+
+    @property
+    def has_tokens(self) -> bool:
+        return self._spec.pooling != "none"
+
+    def embed_with_tokens(
+        self, texts: Sequence[str], drop_stopwords: bool
+    ) -> list[tuple[Vector, TokenRows]]:
+        if not self.has_tokens:
+            raise ValueError(f"model {self._spec.key} pools inside: it has no token states")
+        return self._embed(texts, drop_stopwords)
+
+    def _embed(
+        self, texts: Sequence[str], drop_stopwords: bool | None
+    ) -> list[tuple[Vector, TokenRows]]:
+        """Vectors (and, unless drop_stopwords is None, content token rows) per text."""
+        if isinstance(texts, str):
+            raise TypeError("embed() takes a sequence of texts, not a single string")
+        if not texts:
+            return []
+        self._ensure_loaded()
+        np = native.numpy()
+
+        encodings = self._tokenizer.encode_batch(list(texts))
+        lengths = [len(e.ids) for e in encodings]
+        # Shortest first so each batch pads to a similar length; the order is restored below.
+        order = sorted(range(len(texts)), key=lengths.__getitem__)
+        out = np.empty((len(texts), self._spec.dimensions), dtype=np.float32)
+        tokens: list[TokenRows] = [b""] * len(texts)
+        want = None if drop_stopwords is None else (tokens, drop_stopwords)
+        # Dealt out in turn, each share holds texts of every length: the runs finish together.
+        shares = [order[i :: self._parallel_runs] for i in range(self._parallel_runs)]
+        shares = [share for share in shares if share]
+        others = [self._helper_pool().submit(self._embed_share, share, encodings, lengths, out,
+                                             want)
+                  for share in shares[1:]]
+        try:
+            self._embed_share(shares[0], encodings, lengths, out, want)
+        finally:
+            for other in others:  # every run has finished (or failed) before out is read
+                other.result()
+        little_endian = out.astype("<f4", copy=False)
+        return [(row.tobytes(), rows) for row, rows in zip(little_endian, tokens, strict=True)]
+
+    def _embed_share(
+        self, order: list[int], encodings: list[Any], lengths: list[int], out: Any,
+        want: tuple[list[TokenRows], bool] | None = None,
+    ) -> None:
+        """Embeds texts `order` (sorted by length) into their rows of `out`, run by run."""
+        start = 0
+        while start < len(order):
+            end = min(start + self._batch_size, len(order))
+            widest = max(lengths[order[end - 1]], 1)  # sorted: the last of the slice is longest
+            end = min(end, start + max(1, MAX_BATCH_TOKENS // widest))
+            chunk = order[start:end]
+            pooled, states = self._run([encodings[i] for i in chunk])
+            out[chunk] = pooled
+            if want is not None:
+                for row, i in enumerate(chunk):
+                    want[0][i] = content_token_rows(
+                        states[row, : lengths[i]], encodings[i].tokens, want[1]
+                    )
+            start = end
+
+    def _helper_pool(self) -> ThreadPoolExecutor:
+        with self._lock:
+            if self._helpers is None:
+                self._helpers = ThreadPoolExecutor(
+                    max_workers=self._parallel_runs - 1, thread_name_prefix="tinycontext-embed"
+                )
+            return self._helpers
+
+    def _run(self, encodings: list[Any]) -> tuple[npt.NDArray[np.float32], Any]:
+        """Pooled unit vectors and the raw token states of one run."""
+        np = native.numpy()
+
+        width = max(len(e.ids) for e in encodings)
+        ids = np.zeros((len(encodings), width), dtype=np.int64)
+        mask = np.zeros_like(ids)
+        for row, enc in enumerate(encodings):
+            ids[row, : len(enc.ids)] = enc.ids
+            mask[row, : len(enc.ids)] = 1
+        feed = {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
+        feed = {name: value for name, value in feed.items() if name in self._input_names}
+        (states,) = self._session.run([self._output_name], feed, self._run_options)
+        states = np.asarray(states, dtype=np.float32)
+        if self._spec.pooling == "none":
+            pooled = states
+        elif self._spec.pooling == "cls":
+            pooled = states[:, 0, :]
+        else:
+            weights = mask[:, :, None].astype(np.float32)
+            summed = (states * weights).sum(axis=1)
+            pooled = summed / np.maximum(weights.sum(axis=1), 1.0)
+        if pooled.shape[1] != self._spec.dimensions:
+            raise RuntimeError(
+                f"model {self._spec.key} returned {pooled.shape[1]} dimensions, "
+                f"expected {self._spec.dimensions}"
+            )
+        norms = np.linalg.norm(pooled, axis=1, keepdims=True)
+        result: npt.NDArray[np.float32] = (pooled / np.maximum(norms, 1e-12)).astype(np.float32)
+        return result, states
+
+    def _create_session(self) -> Any:
+        spec = self._spec
+
+        def open_session(model: Path | bytes) -> Any:
+            return create_session(model, self._intra_op_threads, cpu_mem_arena=self._cpu_mem_arena)
+
+        if not spec.integer_matmuls:
+            return open_session(spec.model_path)
+        from . import onnx_int8
+
+        tag = spec.key.rpartition(":")[2]
+        model = onnx_int8.prepare(spec.model_path, spec.cache_dir, tag)
+        try:
+            return open_session(model)
+        except Exception:
+            if isinstance(model, bytes):
+                raise
+            # A damaged cache file (cut short, edited): drop it and rewrite once.
+            onnx_int8.discard(model)
+            return open_session(onnx_int8.prepare(spec.model_path, spec.cache_dir, tag))
+
+    def _ensure_loaded(self) -> None:
+        if self._session is not None:
+            return
+        with self._lock:
+            if self._session is not None:
+                return
+            tokenizer = load_tokenizer(self._spec.tokenizer_path, self._spec.max_tokens)
+            session = self._create_session()
+            self._input_names = frozenset(i.name for i in session.get_inputs())
+            output_name = self._spec.output_name or pick_output(session, self._spec.pooling)
+            if output_name is None:
+                raise RuntimeError(f"model {self._spec.key} has no usable float output")
+            self._output_name = output_name
+            if self._cpu_mem_arena:
+                # With the arena on, free its unused chunks after every run so the peak of a
+                # large batch is not kept (measured: 1.5 GB kept vs 0.27 GB shrunk, 32 x 256 tok).
+                ort = native.onnxruntime()
+
+                self._run_options = ort.RunOptions()
+                self._run_options.add_run_config_entry(
+                    "memory.enable_memory_arena_shrinkage", "cpu:0"
+                )
+            self._tokenizer = tokenizer
+            self.load_count += 1
+            self._session = session  # published last: other threads test it without the lock
+
+
+def load_tokenizer(path: Path, max_tokens: int) -> Any:
+    """A `tokenizers.Tokenizer` that truncates at `max_tokens` and never pads."""
+    from tokenizers import Tokenizer
+
+    tokenizer = Tokenizer.from_file(str(path))
+    # Shipped tokenizer.json files often pad to a fixed 128 tokens: that triples the cost of
+    # short texts. We pad per batch ourselves, to the longest text of the batch.
+    tokenizer.no_padding()
+    tokenizer.enable_truncation(max_length=max_tokens)
+    return tokenizer
+
+
+def create_session(
+    model: Path | bytes, intra_op_threads: int, *, cpu_mem_arena: bool = False
+) -> Any:
+    """An onnxruntime CPU session tuned for small embedding models (a file or its bytes)."""
+    ort = native.onnxruntime()
+
+    options = ort.SessionOptions()
+    options.enable_cpu_mem_arena = cpu_mem_arena
+    options.intra_op_num_threads = intra_op_threads
+    options.inter_op_num_threads = 1
+    options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
+    options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+    options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+    options.log_severity_level = 3  # warnings about unused initialisers are noise for users
+    source = model if isinstance(model, bytes) else str(model)
+    return ort.InferenceSession(source, sess_options=options, providers=["CPUExecutionProvider"])
+
+
+def pick_output(session: Any, pooling: Pooling) -> str | None:
+    """The float output to read: rank 2 when the model pools itself, else token states (rank 3)."""
+    want_rank = 2 if pooling == "none" else 3
+    for output in session.get_outputs():
+        # BERT's pooler_output is tanh(dense(CLS)), a classifier head, not a sentence embedding.
+        float_output = output.type == "tensor(float)" and output.name != "pooler_output"
+        if float_output and len(output.shape or ()) == want_rank:
+            return str(output.name)
+    return None

@@ -1,0 +1,245 @@
+"""The MCP server (mcp SDK 2.x): six tools over the MemoryService, stdio and Streamable HTTP.
+
+Tools have no session_id parameter: a server serves one store, scoped as a whole (in hosted
+mode, the store of the proxy-proven caller of each message; never a tool argument).
+Every failure reaches the model as a tool error whose text is `code: message`.
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+import logging
+from collections.abc import Callable
+from typing import Annotated, Any
+
+from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
+from mcp.shared.exceptions import MCPError
+from mcp_types import CallToolResult, TextContent, ToolAnnotations
+from pydantic import Field, ValidationError
+
+from tinycontext.adapters.hosting.tenancy import (
+    UNAUTHORIZED_MESSAGE,
+    Access,
+    Refused,
+    request_scope,
+)
+from tinycontext.domain.errors import TinyContextError
+from tinycontext.inputs import AtLeastOne, AtLeastZero, MemoryItem
+from tinycontext.management import Management
+from tinycontext.service_source import service_source, warm_up
+
+from . import prompts as text
+from .management import UNAUTHORIZED, ManagementGuard, register_management
+from .render import render_list, render_memory, render_recall
+
+log = logging.getLogger("tinycontext.mcp")
+SERVER_NAME = "tinycontext"
+
+
+P = text.PARAM
+# Parameter types with their model-facing descriptions (module level: annotations are strings).
+Memories = Annotated[list[MemoryItem], Field(description=P["memories"])]
+QueryText = Annotated[str | None, Field(description=P["query"])]
+# Numbers take the REST models' types: JSON numbers only (true is not 1), bounds in the schema.
+TopK = Annotated[AtLeastOne | None, Field(description=P["top_k"])]
+KindFilter = Annotated[str | None, Field(description=P["list_kind"])]
+Since = Annotated[str | None, Field(description=P["since"])]
+Until = Annotated[str | None, Field(description=P["until"])]
+Limit = Annotated[AtLeastOne | None, Field(description=P["limit"])]
+Offset = Annotated[AtLeastZero, Field(description=P["offset"])]
+Sort = Annotated[str | None, Field(description=P["sort"])]
+Search = Annotated[str | None, Field(description=P["search"])]
+MemoryId = Annotated[str, Field(description=P["memory_id"])]
+NewContent = Annotated[str, Field(description=P["new_content"])]
+
+
+def _describe(error: ValidationError) -> str:
+    parts = []
+    for item in error.errors()[:5]:
+        where = ".".join(str(p) for p in item["loc"]) or "arguments"
+        parts.append(f"{where}: {item['msg']}")
+    return "; ".join(parts)
+
+
+class TinyContextMCP(MCPServer[Any]):
+    """MCPServer whose tool errors read `code: message`, with unknown arguments rejected."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.tool_parameters: dict[str, list[str]] = {}
+        self.guard: ManagementGuard | None = None
+
+    async def read_resource(self, uri: Any, context: Any = None) -> Any:
+        if self.guard is not None:
+            self.guard.check(str(uri))
+        return await super().read_resource(uri, context)
+
+    async def list_resources(self) -> Any:
+        found = await super().list_resources()
+        guard = self.guard
+        return found if guard is None else [r for r in found if guard.visible(str(r.uri))]
+
+    async def list_resource_templates(self) -> Any:
+        found = await super().list_resource_templates()
+        guard = self.guard
+        return found if guard is None else [t for t in found if guard.visible(t.uri_template)]
+
+    async def call_tool(
+        self, name: str, arguments: dict[str, Any], context: Any = None
+    ) -> Any:
+        known = self.tool_parameters.get(name)
+        if known is None:
+            raise ToolError(
+                f"invalid_request: there is no tool {name!r}; the tools are "
+                f"{', '.join(self.tool_parameters)}."
+            )
+        unknown = sorted(set(arguments) - set(known))
+        if unknown:
+            hint = " (this server is scoped per process)" if "session_id" in unknown else ""
+            if "user_id" in unknown:
+                hint = " (the user is the one the authenticating proxy names)"
+            raise ToolError(
+                f"invalid_request: {name} has no parameter {unknown[0]!r}{hint}; it takes "
+                f"{', '.join(known) or 'no arguments'}."
+            )
+        try:
+            return await super().call_tool(name, arguments, context)
+        except UnexpectedToolError as exc:
+            log.error("tool %s failed unexpectedly", name, exc_info=exc.__cause__)
+            raise ToolError(
+                "internal_error: the memory server hit an unexpected error; details are in "
+                "its log. Retrying may help."
+            ) from None
+        except ToolError as exc:
+            cause = exc.__cause__
+            if isinstance(cause, ValidationError):
+                raise ToolError(f"invalid_request: {_describe(cause)}") from None
+            if isinstance(cause, ToolError):
+                raise ToolError(str(cause)) from None
+            raise
+
+
+def _call(action: Callable[[], Any]) -> Any:
+    try:
+        return action()
+    except TinyContextError as exc:
+        raise ToolError(f"{exc.code}: {exc.message}") from exc
+
+
+def _json_result(result: dict[str, Any]) -> CallToolResult:
+    payload = json.dumps(result, ensure_ascii=False, separators=(",", ":"))
+    return CallToolResult(
+        content=[TextContent(type="text", text=payload)], structured_content=result
+    )
+
+
+def identity_middleware(access: Access) -> Callable[..., Any]:
+    """Identify the caller of EVERY inbound MCP message (not once per session) and serve the
+    message inside that caller's RequestScope; an unproven HTTP message is refused."""
+
+    async def identify(ctx: Any, call_next: Callable[[Any], Any]) -> Any:
+        request = ctx.request
+        try:
+            caller = access.caller(request.scope if request is not None else None)
+        except Refused as refused:
+            log.warning("refused MCP %s: %s", ctx.method, refused)
+            raise MCPError(UNAUTHORIZED, f"unauthorized: {UNAUTHORIZED_MESSAGE}",
+                           {"code": "unauthorized"}) from None
+        with request_scope(caller):
+            return await call_next(ctx)
+
+    return identify
+
+
+def create_mcp_server(
+    source: Any,
+    *,
+    warm: bool = True,
+    access: Access | None = None,
+    management: Management | None = None,
+) -> TinyContextMCP:
+    """The MCP server for a container, service or RoutedServices.
+
+    `warm` loads the model in the background; `access` says how callers are identified
+    (hosted proxy trust, management token); `management` adds the management resources.
+    """
+    get_service = service_source(source)
+    from tinycontext.version import __version__
+
+    server = TinyContextMCP(
+        SERVER_NAME, title="TinyContext memory", version=__version__,
+        instructions=text.INSTRUCTIONS, log_level="WARNING",
+    )
+    def save_memories(
+        memories: Memories,
+    ) -> CallToolResult:
+        items = [m.model_dump(exclude_none=True) for m in memories]
+        return _json_result(_call(lambda: get_service().save_memories(items)))
+
+    def recall_memories(
+        query: QueryText = None,
+        top_k: TopK = None,
+    ) -> str:
+        service = _call(get_service)
+        result = _call(lambda: service.recall_memories(query=query, top_k=top_k))
+        return render_recall(result, service.config.recall_max_tokens)
+
+    def list_memories(
+        kind: KindFilter = None,
+        since: Since = None,
+        until: Until = None,
+        limit: Limit = None,
+        offset: Offset = 0,
+        sort: Sort = None,
+        search: Search = None,
+    ) -> str:
+        page = _call(
+            lambda: get_service().list_memories(
+                kind=kind, since=since, until=until, limit=limit, offset=offset, sort=sort,
+                search=search,
+            )
+        )
+        filtered = any(v is not None for v in (kind, since, until, search))
+        return render_list(page, filtered=filtered)
+
+    def get_memory(memory_id: MemoryId) -> str:
+        return render_memory(_call(lambda: get_service().get_memory(memory_id)))
+
+    def update_memory(
+        memory_id: MemoryId,
+        content: NewContent,
+    ) -> CallToolResult:
+        return _json_result(_call(lambda: get_service().update_memory(memory_id, content)))
+
+    def delete_memory(
+        memory_id: MemoryId,
+    ) -> CallToolResult:
+        return _json_result(_call(lambda: get_service().delete_memory(memory_id)))
+
+    read = {"read_only_hint": True}
+    write = {"read_only_hint": False, "destructive_hint": False}
+    erase = {"read_only_hint": False, "destructive_hint": True}
+    tools: list[tuple[Callable[..., Any], str, str, dict[str, bool]]] = [
+        (save_memories, text.SAVE, "Save memories", write),
+        (recall_memories, text.RECALL, "Recall memories", read),
+        (list_memories, text.LIST, "List memories", read),
+        (get_memory, text.GET, "Get one memory", read),
+        (update_memory, text.UPDATE, "Update a memory", write),
+        (delete_memory, text.DELETE, "Delete a memory", erase),
+    ]
+    for fn, description, title, hints in tools:
+        server.add_tool(
+            fn, description=description, structured_output=False,
+            annotations=ToolAnnotations(title=title, **hints),
+        )
+        server.tool_parameters[fn.__name__] = list(inspect.signature(fn).parameters)
+    if access is not None or management is not None:
+        server.middleware.append(identity_middleware(access or Access()))
+    if management is not None:
+        server.guard = register_management(server, get_service, management)
+    if warm:
+        warm_up(source)
+    return server
+

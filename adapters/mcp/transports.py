@@ -1,0 +1,106 @@
+"""Running the MCP server: stdio, or Streamable HTTP at `/mcp` (standalone or mounted)."""
+
+from __future__ import annotations
+
+import logging
+import sys
+from collections.abc import AsyncIterator, Callable
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from typing import Any
+
+from tinycontext.adapters.hosting.http_security import allowed_hosts, mcp_transport_security
+from tinycontext.adapters.hosting.tenancy import Access, TenantGate
+from tinycontext.management import Management
+
+from .server import TinyContextMCP, create_mcp_server
+from .stdio import DRAIN_SECONDS, serve_stdio
+
+log = logging.getLogger("tinycontext.mcp")
+MCP_PATH = "/mcp"
+
+
+def run_stdio(container: Any, management: Management | None = None,
+              drain_seconds: float = DRAIN_SECONDS) -> None:
+    """Serve MCP on stdin/stdout until the client closes the pipe (stdout: JSON-RPC only);
+    requests still running then are answered before the process ends (mcp_stdio)."""
+    import anyio
+
+    server = create_mcp_server(container, management=management)
+    anyio.run(serve_stdio, server, drain_seconds)
+
+
+def http_app(
+    container: Any,
+    host: str = "127.0.0.1",
+    *,
+    hosts: list[str] | None | str = "auto",
+    access: Access | None = None,
+    management: Management | None = None,
+) -> Any:
+    """A Starlette app serving Streamable HTTP MCP at /mcp and GET /health.
+
+    `hosts` lists accepted Host names (DNS-rebinding protection); "auto" = loopback names,
+    the bound address and TINYCONTEXT_ALLOWED_HOSTS; None switches the check off.
+    With `access.trust` (hosted mode) every request but /health must be proven by the proxy
+    (401 otherwise), and `container` is normally the per-user TenantStores.
+    """
+    from starlette.requests import Request
+    from starlette.responses import JSONResponse
+
+    from tinycontext.version import __version__
+
+    server = create_mcp_server(container, access=access, management=management)
+    accepted = allowed_hosts(host) if hosts == "auto" else hosts
+
+    async def health(request: Request) -> JSONResponse:
+        return JSONResponse({"status": "ok", "version": __version__})
+
+    server.custom_route("/health", methods=["GET"])(health)
+
+    app = server.streamable_http_app(
+        streamable_http_path=MCP_PATH,
+        transport_security=mcp_transport_security(accepted),  # type: ignore[arg-type]
+        host=host,
+    )
+    if access is not None and access.trust is not None:
+        return TenantGate(app, access)
+    return app
+
+
+def mountable(
+    server: TinyContextMCP, hosts: list[str] | None
+) -> tuple[list[Any], Callable[[], AbstractAsyncContextManager[None]]]:
+    """Routes to add to a host ASGI app, and the context its lifespan must enter.
+
+    Streamable HTTP needs its session manager running; a host app (FastAPI, Starlette) must
+    run it in its own lifespan, since a mounted sub-app's lifespan is never called.
+    """
+    app = server.streamable_http_app(
+        streamable_http_path=MCP_PATH, transport_security=mcp_transport_security(hosts)
+    )
+    routes = [r for r in app.routes if getattr(r, "path", None) == MCP_PATH]
+
+    @asynccontextmanager
+    async def running() -> AsyncIterator[None]:
+        async with server.session_manager.run():
+            yield
+
+    return routes, running
+
+
+def serve_http(app: Any, host: str, port: int, what: str) -> None:
+    """Run an ASGI app with uvicorn until SIGINT/SIGTERM (logs to stderr only)."""
+    import uvicorn
+
+    # proxy_headers off: the peer address must be the TCP peer (hosted mode trusts the proxy
+    # by it), never a client address a forwarding header claims.
+    config = uvicorn.Config(
+        app, host=host, port=port, log_level="warning", access_log=False, lifespan="on",
+        server_header=False, proxy_headers=False,
+    )
+    shown = f"[{host}]" if ":" in host else host
+    print(f"TinyContext {what} listening on http://{shown}:{port}", file=sys.stderr, flush=True)
+    uvicorn.Server(config).run()
+
+
+__all__ = ["MCP_PATH", "http_app", "mountable", "run_stdio", "serve_http", "create_mcp_server"]

@@ -1,0 +1,394 @@
+"""PostgreSQL store: memories, a tsvector keyword index and pgvector HNSW cosine search.
+
+For deployments that outgrow one machine: several stateless TinyContext replicas share one
+database. Every row carries a tenant key ("" in single-user mode) and every query filters by
+it; row-level security keyed on the transaction's `tinycontext.tenant` setting is a second
+wall. Nothing connects until the first operation.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from datetime import datetime, timedelta
+from typing import Any
+
+from tinycontext import native
+from tinycontext.domain.errors import InvalidRequestError, MemoryAlreadySupersededError
+from tinycontext.domain.listing import ListQuery
+from tinycontext.domain.memory import Memory, format_timestamp, ref_of
+from tinycontext.ports.embedder import Vector
+from tinycontext.ports.store import NewMemory, Page, Scope, Scored, Store
+
+from . import context as pg_context
+from .connection import PgPool, SharedPgPool
+from .schema import SCHEMA, SCHEMA_VERSION, dense_index_name, ensure_dense_index
+from .search import (
+    COLUMNS,
+    MEMORIES,
+    TERMS,
+    PgRetrieval,
+    memory_from_row,
+    vector_text,
+)
+from .text import (
+    all_query,
+    group_query,
+    query_groups,
+    recall_tsvector_literal,
+    tenant_tag,
+    tsvector_literal,
+)
+
+SESSIONS = f"{SCHEMA}.sessions"
+DF_CAP = 12_001  # document frequencies for list search's scores are counted up to this
+_BAD_TEXT_STATES = {"22021", "22P05"}  # bad byte sequence, untranslatable character
+
+
+def _ceil_second(moment: datetime) -> str:
+    if moment.microsecond:
+        moment = moment.replace(microsecond=0) + timedelta(seconds=1)
+    return format_timestamp(moment)
+
+
+class PostgresStore(Store):
+    """The scale-out store. Thread-safe: each operation borrows a pooled connection."""
+
+    def __init__(self, url: str | SharedPgPool, tenant: str = "", *,
+                 max_connections: int = 10) -> None:
+        """`url` or, for many tenants of one process, a SharedPgPool that `close` leaves open."""
+        self._pool = PgPool(url, tenant, max_connections)
+        self.tenant = tenant
+        self._search = PgRetrieval(self._pool)
+        self._indexed = self._pool.indexed_dims  # shared by every tenant of the database
+        self._tag = tenant_tag(tenant)
+
+    def __repr__(self) -> str:
+        return f"PostgresStore({self._pool!r})"
+
+    # -- helpers -------------------------------------------------------------------------
+    def _dense_index(self, vectors: Sequence[Vector | None]) -> None:
+        """Make sure each dimension written has its HNSW index (outside the write)."""
+        for dims in {len(v) // 4 for v in vectors if v}:
+            if dims not in self._indexed:
+                with self._pool.connection() as conn:
+                    ensure_dense_index(conn, dims)
+                self._indexed.add(dims)
+
+    @staticmethod
+    def _check_text(items: Sequence[NewMemory]) -> None:
+        if any("\x00" in item.memory.content for item in items):
+            raise InvalidRequestError(
+                "content holds a NUL character, which PostgreSQL cannot store; remove it and "
+                "save again."
+            )
+
+    def _insert(self, cur: Any, items: Sequence[NewMemory]) -> None:
+        rows, terms = [], []
+        for item in items:
+            m = item.memory
+            vector = item.vector
+            rows.append((
+                self.tenant, m.id, ref_of(m.id), m.content, m.kind, m.session_id, m.created_at,
+                m.content_tokens, m.recall_count, m.last_recalled_at, m.superseded_by,
+                m.superseded_at, m.supersedes,
+                None if vector is None else vector_text(vector),
+                None if vector is None else len(vector) // 4,
+                None if vector is None else m.embedding_model, item.context_id, item.tokens,
+            ))
+            terms.append((
+                tsvector_literal(m.content, self._tag),
+                recall_tsvector_literal(m.content, item.context, self._tag), m.id,
+            ))
+        cur.executemany(
+            f"INSERT INTO {MEMORIES} (tenant, id, ref, content, kind, session_id, created_at, "
+            "content_tokens, recall_count, last_recalled_at, superseded_by, superseded_at, "
+            "supersedes, embedding, dims, embedding_model, context_id, token_bits) "
+            "VALUES (%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s::vector,%s,%s,%s,%s)",
+            rows,
+        )
+        cur.executemany(
+            f"INSERT INTO {TERMS} (seq, tenant, terms, recall) SELECT m.seq, m.tenant, "
+            f"%s::tsvector, %s::tsvector FROM {MEMORIES} m WHERE m.tenant = %s AND m.id = %s",
+            [(words, recall, self.tenant, memory_id) for words, recall, memory_id in terms],
+        )
+        sessions = sorted({i.memory.session_id for i in items if i.memory.session_id is not None})
+        cur.executemany(
+            f"INSERT INTO {SESSIONS} (tenant, session_id) VALUES (%s, %s) ON CONFLICT DO NOTHING",
+            [(self.tenant, s) for s in sessions],
+        )
+
+    def _write(self, work: Any) -> Any:
+        try:
+            return self._pool.run(work)
+        except Exception as exc:
+            if getattr(exc, "sqlstate", None) in _BAD_TEXT_STATES:
+                raise InvalidRequestError(
+                    "content holds a character this PostgreSQL database cannot store; "
+                    "check that the database encoding is UTF8."
+                ) from None
+            raise
+
+    # -- Store port ----------------------------------------------------------------------
+    def add(self, items: Sequence[NewMemory]) -> None:
+        if not items:
+            return
+        self._check_text(items)
+        self._dense_index([i.vector for i in items])
+        self._write(lambda cur: self._insert(cur, items))
+
+    def find(self, key: str, is_ref: bool) -> list[Memory]:
+        column = "ref" if is_ref else "id"
+        rows = self._pool.read(
+            f"SELECT {COLUMNS} FROM {MEMORIES} m WHERE m.tenant = %s AND m.{column} = %s "
+            "ORDER BY m.seq",
+            (self.tenant, key),
+        )
+        return [memory_from_row(r) for r in rows]
+
+    def keyword_search(
+        self, groups: Sequence[Sequence[str]], scope: Scope, limit: int
+    ) -> list[Scored]:
+        return self._search.keyword_search(groups, scope, limit)
+
+    def keyword_ideal(self, groups: Sequence[Sequence[str]]) -> float:
+        return self._search.keyword_ideal(groups)
+
+    def nearest(self, vector: Vector, model_key: str, scope: Scope, limit: int) -> list[Scored]:
+        dims = len(vector) // 4
+        indexed = dims in self._indexed or self._has_dense_index(dims)
+        return self._search.nearest(vector, model_key, scope, limit, indexed)
+
+    def similarities(
+        self, vector: Vector, model_key: str, memory_ids: Sequence[str]
+    ) -> dict[str, float]:
+        return pg_context.similarities(self._pool, vector, model_key, memory_ids)
+
+    def latest(self, scope: Scope) -> Memory | None:
+        return pg_context.latest(self._pool, scope)
+
+    def contexts(self, memory_ids: Sequence[str]) -> dict[str, tuple[str, str]]:
+        return pg_context.contexts(self._pool, memory_ids)
+
+    def token_bits(self, memory_ids: Sequence[str]) -> dict[str, tuple[bytes, bytes | None]]:
+        return pg_context.token_bits(self._pool, memory_ids)
+
+    def _has_dense_index(self, dims: int) -> bool:
+        found = self._pool.read(
+            "SELECT 1 FROM pg_indexes WHERE schemaname = %s AND indexname = %s",
+            (SCHEMA, dense_index_name(dims)),
+        )
+        if found:
+            self._indexed.add(dims)
+        return bool(found)
+
+    def browse(self, query: ListQuery) -> Page:
+        where, params = " WHERE m.tenant = %s AND m.superseded_by IS NULL", [self.tenant]
+        source, score, score_params = f"{MEMORIES} m", "NULL::float8", []  # type: str, str, list[Any]
+        if query.search:
+            groups = query_groups(query.search)
+            if not groups:  # nothing left after folding (e.g. only combining marks)
+                return Page([], 0)
+            tag = self._tag
+            last = len(groups) - 1
+            frequencies = self._search.frequencies(
+                [group_query(g, tag, i == last) for i, g in enumerate(groups)], cap=DF_CAP
+            )
+            score, score_params = self._search.score_sql(groups, frequencies, prefix_last=True)
+            source = f"{TERMS} t JOIN {MEMORIES} m ON m.seq = t.seq"
+            where += " AND t.tenant = %s AND t.terms @@ %s::tsquery"
+            params += [self.tenant, all_query(groups, tag)]
+        if query.session_id is not None:
+            where += " AND m.session_id = %s"
+            params.append(query.session_id)
+        if query.kind is not None:
+            where += " AND m.kind = %s"
+            params.append(query.kind)
+        if query.since is not None:
+            where += " AND m.created_at >= %s"
+            params.append(_ceil_second(query.since))
+        if query.until is not None:
+            where += " AND m.created_at <= %s"
+            params.append(format_timestamp(query.until))
+        if query.recalled is not None:
+            where += " AND m.recall_count > 0" if query.recalled else " AND m.recall_count = 0"
+        order = {
+            "recent": "m.created_at DESC, m.seq DESC",
+            "stale": "m.recall_count ASC, m.last_recalled_at ASC NULLS FIRST, m.created_at ASC, "
+                     "m.seq ASC",
+            "relevance": "score DESC, m.created_at DESC, m.seq DESC",
+        }[query.sort]
+
+        def page(cur: Any) -> Page:
+            cur.execute(f"SELECT count(*) FROM {source}{where}", params)
+            total = int(cur.fetchone()[0])
+            cur.execute(
+                f"SELECT {COLUMNS}, {score} AS score FROM {source}{where} ORDER BY {order} "
+                "LIMIT %s OFFSET %s",
+                [*score_params, *params, query.limit, query.offset],
+            )
+            hits = [
+                Scored(memory_from_row(r), float(r[12]) if r[12] is not None else 0.0)
+                for r in cur.fetchall()
+            ]
+            return Page(hits, total)
+
+        return self._pool.run(page)
+
+    def session_exists(self, session_id: str) -> bool:
+        return bool(self._pool.read(
+            f"SELECT 1 FROM {SESSIONS} WHERE tenant = %s AND session_id = %s",
+            (self.tenant, session_id),
+        ))
+
+    def mark_recalled(self, memory_ids: Sequence[str], at: str) -> None:
+        if not memory_ids:
+            return
+        # Rows are locked in id order, so two concurrent recalls never deadlock.
+        ordered = sorted(memory_ids)
+
+        def mark(cur: Any) -> None:
+            # Recall bookkeeping need not wait for a disk flush: a crash may lose the last
+            # fraction of a second of counts, never a memory.
+            cur.execute("SET LOCAL synchronous_commit = off")
+            cur.executemany(
+                f"UPDATE {MEMORIES} SET recall_count = recall_count + 1, last_recalled_at = %s "
+                "WHERE tenant = %s AND id = %s",
+                [(at, self.tenant, memory_id) for memory_id in ordered],
+            )
+
+        self._write(mark)
+
+    def supersede(self, old_id: str, new: NewMemory, at: str) -> None:
+        self._check_text([new])
+        self._dense_index([new.vector])
+
+        def replace(cur: Any) -> None:
+            cur.execute(
+                f"UPDATE {MEMORIES} SET superseded_by = %s, superseded_at = %s "
+                "WHERE tenant = %s AND id = %s AND superseded_by IS NULL",
+                (new.memory.id, at, self.tenant, old_id),
+            )
+            if cur.rowcount != 1:
+                raise MemoryAlreadySupersededError(
+                    f"Memory {ref_of(old_id)} was replaced meanwhile; update the newer version."
+                )
+            self._insert(cur, [new])
+
+        self._write(replace)
+
+    def delete(self, memory_id: str, predecessor_id: str | None, successor_id: str | None) -> None:
+        tenant = self.tenant
+
+        def remove(cur: Any) -> None:
+            cur.execute(
+                f"DELETE FROM {MEMORIES} WHERE tenant = %s AND id = %s", (tenant, memory_id)
+            )
+            if cur.rowcount == 0:
+                return
+            pg_context.forget(cur, tenant, self._tag, memory_id)
+            # A newer version that pointed back at the deleted one now points past it.
+            cur.execute(
+                f"UPDATE {MEMORIES} SET supersedes = %s WHERE tenant = %s AND supersedes = %s",
+                (predecessor_id, tenant, memory_id),
+            )
+            if predecessor_id is None:
+                return
+            if successor_id is not None:
+                cur.execute(
+                    f"UPDATE {MEMORIES} SET superseded_by = %s WHERE tenant = %s AND id = %s",
+                    (successor_id, tenant, predecessor_id),
+                )
+                cur.execute(
+                    f"UPDATE {MEMORIES} SET supersedes = %s WHERE tenant = %s AND id = %s",
+                    (predecessor_id, tenant, successor_id),
+                )
+                return
+            # Live again: the partial HNSW index takes the row back by itself.
+            cur.execute(
+                f"UPDATE {MEMORIES} SET superseded_by = NULL, superseded_at = NULL "
+                "WHERE tenant = %s AND id = %s",
+                (tenant, predecessor_id),
+            )
+
+        self._write(remove)
+        self._search.forget_counts()
+
+    def pending_embeddings(self, model_key: str, limit: int) -> list[Memory]:
+        rows = self._pool.read(
+            f"SELECT {COLUMNS} FROM {MEMORIES} m WHERE m.tenant = %s "
+            "AND m.embedding_model IS DISTINCT FROM %s ORDER BY m.seq LIMIT %s",
+            (self.tenant, model_key, limit),
+        )
+        return [memory_from_row(r) for r in rows]
+
+    def count_pending_embeddings(self, model_key: str) -> int:
+        return int(self._pool.read(
+            f"SELECT count(*) FROM {MEMORIES} WHERE tenant = %s "
+            "AND embedding_model IS DISTINCT FROM %s",
+            (self.tenant, model_key),
+        )[0][0])
+
+    def set_embeddings(
+        self, vectors: Sequence[tuple[str, Vector]], model_key: str,
+        tokens: Mapping[str, bytes] | None = None,
+    ) -> None:
+        if not vectors:
+            return
+        self._dense_index([v for _, v in vectors])
+        ordered = sorted(vectors)
+        bits = tokens or {}
+
+        def update(cur: Any) -> None:
+            cur.executemany(
+                f"UPDATE {MEMORIES} SET embedding = %s::vector, dims = %s, embedding_model = %s, "
+                "token_bits = coalesce(%s, token_bits) WHERE tenant = %s AND id = %s",
+                [(vector_text(v), len(v) // 4, model_key, bits.get(memory_id), self.tenant,
+                  memory_id) for memory_id, v in ordered],
+            )
+
+        self._write(update)
+
+    def maintain_index(self, model_key: str) -> bool:
+        return False  # HNSW is maintained by every insert: no background upkeep
+
+    def close(self) -> None:
+        self._pool.close()
+
+    # -- export and diagnostics ----------------------------------------------------------
+    def export_page(
+        self, after: int, limit: int, session_id: str | None
+    ) -> list[tuple[int, Memory, bytes | None]]:
+        """Memories (superseded too) after row `after`, oldest first, with their vectors."""
+        np = native.numpy()
+
+        where, params = "m.tenant = %s AND m.seq > %s", [self.tenant, after]
+        if session_id is not None:
+            where += " AND m.session_id = %s"
+            params.append(session_id)
+        rows = self._pool.read(
+            f"SELECT m.seq, {COLUMNS}, m.embedding::text FROM {MEMORIES} m WHERE {where} "
+            "ORDER BY m.seq LIMIT %s",
+            [*params, limit],
+        )
+        out = []
+        for r in rows:
+            vector = None
+            if r[13] is not None:
+                vector = np.array(r[13][1:-1].split(","), dtype="<f4").tobytes()
+            out.append((int(r[0]), Memory(*r[1:13]), vector))
+        return out
+
+    def diagnostics(self) -> dict[str, Any]:
+        """Server, pgvector and schema facts for `doctor` (the URL with its password hidden)."""
+        facts: dict[str, Any] = {"url": self._pool.redacted_url, "tenant": self.tenant}
+        rows = self._pool.read(
+            "SELECT current_setting('server_version'), "
+            "(SELECT extversion FROM pg_extension WHERE extname = 'vector'), "
+            f"(SELECT max(version) FROM {SCHEMA}.schema_version), "
+            f"(SELECT count(*) FROM {MEMORIES} WHERE tenant = %s AND superseded_by IS NULL)",
+            (self.tenant,),
+        )
+        server, vector, schema, live = rows[0]
+        facts.update(server_version=server, vector_version=vector, schema_version=schema,
+                     expected_schema_version=SCHEMA_VERSION, live_memories=int(live))
+        return facts

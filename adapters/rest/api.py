@@ -1,0 +1,236 @@
+"""FastAPI REST API (SPEC section 7): thin routes over the one MemoryService.
+
+The app a server process runs (config from file + env) is `tinycontext.rest:app`, and
+`tinycontext.rest.create_app(container)` builds one over your own container; both are composed
+in tinycontext/rest.py. This module only builds the app from what it is given (build_app).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator, Callable
+from contextlib import AbstractAsyncContextManager, AsyncExitStack, asynccontextmanager
+from typing import Annotated, Any
+
+from fastapi import Body, FastAPI, Query, Request
+from fastapi.responses import JSONResponse
+
+from tinycontext.adapters.hosting.http_security import RequestGuardMiddleware
+from tinycontext.adapters.hosting.tenancy import Access, TenantGate
+from tinycontext.domain.errors import ERROR_STATUS, TinyContextError
+from tinycontext.service import MemoryService
+from tinycontext.service_source import close_source, service_source, warm_up
+
+from . import errors as rest_errors
+from . import models as m
+from .telemetry import FASTAPI_TELEMETRY, RedactRequestSpan
+
+log = logging.getLogger("tinycontext.rest")
+# Routes to add and the context the app's lifespan must run them in (see build_app).
+Mounted = tuple[list[Any], Callable[[], AbstractAsyncContextManager[None]]]
+
+WHEN = {
+    "empty_memory": "blank content or id, or an empty memories list",
+    "invalid_memory_kind": "kind is not episodic or profile",
+    "invalid_sort": "unknown sort, or relevance without search",
+    "recall_budget": "top_k, max_tokens or limit below 1, or offset below 0",
+    "invalid_request": "malformed dates, over-long query or search, too many items, other bad "
+    "input",
+    "session_not_found": "a session_id that no save ever used",
+    "memory_not_found": "no memory has that id or ref",
+    "ambiguous_memory_reference": "a ref matching several memories (pass the full id)",
+    "memory_already_superseded": "updating a memory a newer version already replaced",
+    "memory_too_large": "content over max_memory_tokens (split it into smaller memories)",
+    "store_unavailable": "the store cannot be opened or reached (folder or file permissions, "
+    "locked by another process beyond the timeout, database down or refusing the login)",
+    "store_read_only": "a write to a read-only store (recall still works, without counting)",
+    "store_full": "no disk space left for the store",
+    "store_corrupt": "the store file is damaged (the message says how to salvage it)",
+    "internal_error": "anything unexpected (no details are returned)",
+}
+# Any operation can meet a store that fails: every route documents these.
+STORE_ERRORS = ("store_unavailable", "store_read_only", "store_full", "store_corrupt")
+ID_ERRORS = ("empty_memory", "memory_not_found", "ambiguous_memory_reference", "invalid_request")
+# OpenAPI links: the id a save returns is what get, update and delete take (clients and
+# schemathesis' stateful phase follow them).
+_SAVED_ID = "$response.body#/saved/0/id"
+SAVE_LINKS = {
+    "GetSavedMemory": {"operationRef": "#/paths/~1get_memory/post",
+                       "requestBody": {"memory_id": _SAVED_ID}},
+    "GetSavedMemoryByQuery": {"operationRef": "#/paths/~1get_memory/get",
+                              "parameters": {"query.memory_id": _SAVED_ID}},
+    "UpdateSavedMemory": {"operationRef": "#/paths/~1update_memory/post",
+                          "requestBody": {"memory_id": _SAVED_ID,
+                                          "content": "A corrected version of the fact."}},
+    "DeleteSavedMemory": {"operationRef": "#/paths/~1delete_memory/post",
+                          "requestBody": {"memory_id": _SAVED_ID}},
+}
+
+
+def _errors(*codes: str) -> dict[int | str, dict[str, Any]]:
+    """OpenAPI `responses` for these error codes, grouped by HTTP status."""
+    by_status: dict[int, list[str]] = {}
+    for code in (*codes, *STORE_ERRORS, "internal_error"):
+        by_status.setdefault(ERROR_STATUS[code], []).append(f"`{code}`: {WHEN[code]}")
+    by_status.setdefault(rest_errors.MALFORMED, []).append(
+        "`invalid_request`: malformed request (not JSON, wrong types, missing or unknown fields)"
+    )
+    return {
+        status: {"model": m.ErrorResponse, "description": "; ".join(lines)}
+        for status, lines in sorted(by_status.items())
+    }
+
+
+def _error_response(exc: TinyContextError) -> JSONResponse:
+    return JSONResponse(
+        status_code=exc.status, content={"detail": {"code": exc.code, "message": exc.message}}
+    )
+
+
+def build_app(
+    container: Any,
+    *,
+    hosts: list[str] | None = None,
+    on_shutdown: Callable[[], None] | None = None,
+    warm: bool = True,
+    access: Access | None = None,
+    mounted: Mounted | None = None,
+) -> FastAPI:
+    """The REST app over a container (or a MemoryService, or hosted mode's TenantStores).
+
+    `hosts` turns on the Host-header check (see http_security); `on_shutdown` runs last;
+    `warm` loads the embedding model in the background at startup. With `access.trust`
+    (hosted mode) every route but /health needs a proxy-proven caller (401 otherwise) and
+    works on that caller's own store. `mounted` is another app's routes and the context its
+    lifespan must enter (Streamable HTTP MCP at /mcp: `tinycontext.rest.create_app` composes
+    it, so this family never imports the MCP one).
+    """
+    from tinycontext.version import __version__
+
+    get_service: Callable[[], MemoryService] = service_source(container)
+    mcp_routes, mcp_running = mounted if mounted is not None else ([], None)
+
+    @asynccontextmanager
+    async def lifespan(_: FastAPI) -> AsyncIterator[None]:
+        async with AsyncExitStack() as stack:
+            if warm:
+                warm_up(container)
+            if mcp_running is not None:
+                await stack.enter_async_context(mcp_running())
+            try:
+                yield
+            finally:
+                close_source(container)
+                if on_shutdown is not None:
+                    on_shutdown()
+
+    app = FastAPI(
+        title="TinyContext",
+        version=__version__,
+        summary="Token-light, local-first memory for AI agents.",
+        description="The six memory operations over HTTP. Errors use the status of the error "
+        'table with `{"detail": {"code", "message"}}`; malformed requests get 422.',
+        lifespan=lifespan,
+        telemetry=FASTAPI_TELEMETRY,
+    )
+    app.router.routes.extend(mcp_routes)
+    app.add_middleware(RequestGuardMiddleware, hosts=hosts)
+    if access is not None and access.trust is not None:
+        app.add_middleware(TenantGate, access=access)  # 401 before anything else
+    app.add_middleware(RedactRequestSpan)  # outermost: also spans of refused requests
+
+    rest_errors.install(app)
+
+    @app.exception_handler(TinyContextError)
+    async def domain_error(request: Request, exc: TinyContextError) -> JSONResponse:
+        return _error_response(exc)
+
+    @app.exception_handler(Exception)
+    async def unexpected(request: Request, exc: Exception) -> JSONResponse:
+        log.error("unexpected error in %s", request.url.path, exc_info=exc)
+        return JSONResponse(
+            status_code=500,
+            content={"detail": {"code": "internal_error", "message": "Unexpected server error."}},
+        )
+
+    common: dict[str, Any] = {"response_model_exclude_unset": True}
+
+    @app.post("/save_memories", response_model=m.SaveResponse,
+              responses={**_errors("empty_memory", "invalid_memory_kind", "invalid_request",
+                                   "memory_too_large"),
+                         200: {"description": "What was saved and skipped.", "links": SAVE_LINKS}},
+              **common)
+    def save_memories(body: m.SaveRequest) -> Any:
+        """Save memories (one embedding batch); near-duplicates are skipped and reported."""
+        items = [item.model_dump(exclude_none=True) for item in body.memories]
+        return get_service().save_memories(items, body.session_id)
+
+    recall_errors = _errors("recall_budget", "invalid_request", "session_not_found")
+
+    def recall(req: m.RecallRequest) -> Any:
+        return get_service().recall_memories(req.query, req.session_id, req.max_tokens, req.top_k)
+
+    @app.post("/recall_memories", response_model=m.RecallResponse, responses=recall_errors,
+              **common)
+    def recall_post(body: Annotated[m.RecallRequest | None, Body()] = None) -> Any:
+        """Semantic recall with a query; recent memories without one (no scores then)."""
+        return recall(body or m.RecallRequest())
+
+    @app.get("/recall_memories", response_model=m.RecallResponse, responses=recall_errors,
+             **common)
+    def recall_get(params: Annotated[m.RecallQuery, Query()]) -> Any:
+        """The same as POST, with query-string parameters."""
+        return recall(params)
+
+    list_errors = _errors(
+        "invalid_memory_kind", "invalid_sort", "recall_budget", "invalid_request",
+        "session_not_found",
+    )
+
+    def browse(req: m.ListRequest) -> Any:
+        return get_service().list_memories(
+            req.session_id, req.kind, req.since, req.until, req.limit, req.offset, req.sort,
+            req.search,
+        )
+
+    @app.post("/list_memories", response_model=m.ListResponse, responses=list_errors, **common)
+    def list_post(body: Annotated[m.ListRequest | None, Body()] = None) -> Any:
+        """Browse without ranking or budget: filters, sorting, keyword search, paging."""
+        return browse(body or m.ListRequest())
+
+    @app.get("/list_memories", response_model=m.ListResponse, responses=list_errors, **common)
+    def list_get(params: Annotated[m.ListQuery, Query()]) -> Any:
+        """The same as POST, with query-string parameters."""
+        return browse(params)
+
+    @app.post("/get_memory", response_model=m.MemoryDetail, responses=_errors(*ID_ERRORS),
+              **common)
+    def get_post(body: m.MemoryIdRequest) -> Any:
+        """One memory in full with its lifecycle fields (not counted as a recall)."""
+        return get_service().get_memory(body.memory_id)
+
+    @app.get("/get_memory", response_model=m.MemoryDetail, responses=_errors(*ID_ERRORS),
+             **common)
+    def get_get(params: Annotated[m.MemoryIdRequest, Query()]) -> Any:
+        """The same as POST, with the id or ref as a query parameter."""
+        return get_service().get_memory(params.memory_id)
+
+    @app.post("/update_memory", response_model=m.UpdateResponse,
+              responses=_errors(*ID_ERRORS, "memory_already_superseded", "memory_too_large"),
+              **common)
+    def update_memory(body: m.UpdateRequest) -> Any:
+        """Replace a memory's content with a new version; the old one is kept, hidden."""
+        return get_service().update_memory(body.memory_id, body.content)
+
+    @app.post("/delete_memory", response_model=m.DeleteResponse, responses=_errors(*ID_ERRORS),
+              **common)
+    def delete_memory(body: m.MemoryIdRequest) -> Any:
+        """Delete a memory for good; an older version it replaced becomes current again."""
+        return get_service().delete_memory(body.memory_id)
+
+    @app.get("/health", response_model=m.Health)
+    def health() -> Any:
+        """Liveness: answers without touching the store or the model."""
+        return {"status": "ok", "version": __version__}
+
+    return app

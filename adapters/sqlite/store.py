@@ -1,0 +1,330 @@
+"""SQLite store: memories, FTS5 BM25 keyword index and sqlite-vec cosine ranking in one file."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from datetime import datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+from tinycontext.domain.errors import MemoryAlreadySupersededError
+from tinycontext.domain.listing import ListQuery
+from tinycontext.domain.memory import Memory, format_timestamp, ref_of
+from tinycontext.domain.text import searchable_text, stemmed_terms
+from tinycontext.ports.embedder import Vector
+from tinycontext.ports.store import NewMemory, Page, Scope, Scored, Store
+
+from . import context as sqlite_context
+from .connection import ConnectionPool
+from .ivf import IvfIndex
+from .search import (
+    COLUMNS,
+    Retrieval,
+    fts_all_last_prefix,
+    memory_from_row,
+    padded,
+)
+
+LIST_BM25 = "bm25(memory_fts, 1.0, 0.0, 0.0)"  # list search ranks by the words as written
+
+
+def _ceil_second(moment: datetime) -> str:
+    if moment.microsecond:
+        moment = moment.replace(microsecond=0) + timedelta(seconds=1)
+    return format_timestamp(moment)
+
+
+class SqliteStore(Store):
+    """The default store. Thread-safe: each thread gets its own connection."""
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+        self._pool = ConnectionPool(self.path)
+        self._ivf = IvfIndex()
+        self._search = Retrieval(self._pool, self._ivf)
+
+    # -- helpers -------------------------------------------------------------------------
+    def _model_id(self, conn: Any, key: str) -> int:
+        # Not cached: a rolled-back transaction would leave a cached id with no row behind it.
+        conn.execute("INSERT OR IGNORE INTO embedding_models(key) VALUES (?)", (key,))
+        row = conn.execute("SELECT id FROM embedding_models WHERE key = ?", (key,)).fetchone()
+        return int(row[0])
+
+    def _index_vector(self, conn: Any, seq: int, memory: Memory, vector: Vector) -> None:
+        model_id = self._model_id(conn, memory.embedding_model or "")
+        clustering = self._ivf.current(conn, model_id)
+        conn.execute(
+            "INSERT OR REPLACE INTO vector_index"
+            "(seq, model_id, kind, session_id, bits, cell_key, codes)"
+            " VALUES (?, ?, ?, ?, vec_quantize_binary(?), ?, vec_quantize_int8(?, 'unit'))",
+            (
+                seq, model_id, memory.kind, memory.session_id, padded(vector),
+                clustering.tag(vector) if clustering else 0, vector,
+            ),
+        )
+
+    def _insert(self, conn: Any, item: NewMemory) -> None:
+        m = item.memory
+        cur = conn.execute(
+            "INSERT INTO memories(id, ref, content, kind, session_id, created_at, content_tokens,"
+            " recall_count, last_recalled_at, superseded_by, superseded_at, supersedes,"
+            " embedding, embedding_model, context_id) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            (
+                m.id, ref_of(m.id), m.content, m.kind, m.session_id, m.created_at,
+                m.content_tokens, m.recall_count, m.last_recalled_at, m.superseded_by,
+                m.superseded_at, m.supersedes, item.vector,
+                m.embedding_model if item.vector is not None else None, item.context_id,
+            ),
+        )
+        seq = cur.lastrowid
+        conn.execute(
+            "INSERT INTO memory_fts(rowid, terms, stems, context) VALUES (?, ?, ?, ?)",
+            (seq, searchable_text(m.content), stemmed_terms(m.content),
+             stemmed_terms(item.context) if item.context else ""),
+        )
+        if item.tokens is not None:
+            conn.execute("INSERT INTO memory_tokens(seq, bits) VALUES (?, ?)", (seq, item.tokens))
+        if item.vector is not None and m.superseded_by is None:
+            self._index_vector(conn, seq, m, item.vector)
+        if m.session_id is not None:
+            conn.execute("INSERT OR IGNORE INTO sessions(session_id) VALUES (?)", (m.session_id,))
+
+    # -- Store port ----------------------------------------------------------------------
+    def add(self, items: Sequence[NewMemory]) -> None:
+        with self._pool.write() as conn:
+            for item in items:
+                self._insert(conn, item)
+
+    def find(self, key: str, is_ref: bool) -> list[Memory]:
+        column = "ref" if is_ref else "id"
+        rows = self._pool.read(
+            f"SELECT {COLUMNS} FROM memories m WHERE m.{column} = ? ORDER BY m.seq", (key,)
+        )
+        return [memory_from_row(r) for r in rows]
+
+    def keyword_search(
+        self, groups: Sequence[Sequence[str]], scope: Scope, limit: int
+    ) -> list[Scored]:
+        return self._search.keyword_search(groups, scope, limit)
+
+    def keyword_ideal(self, groups: Sequence[Sequence[str]]) -> float:
+        return self._search.keyword_ideal(groups)
+
+    def nearest(self, vector: Vector, model_key: str, scope: Scope, limit: int) -> list[Scored]:
+        return self._search.nearest(vector, model_key, scope, limit)
+
+    def similarities(
+        self, vector: Vector, model_key: str, memory_ids: Sequence[str]
+    ) -> dict[str, float]:
+        return sqlite_context.similarities(self._pool, vector, model_key, memory_ids)
+
+    def latest(self, scope: Scope) -> Memory | None:
+        return sqlite_context.latest(self._pool, scope)
+
+    def contexts(self, memory_ids: Sequence[str]) -> dict[str, tuple[str, str]]:
+        return sqlite_context.contexts(self._pool, memory_ids)
+
+    def token_bits(self, memory_ids: Sequence[str]) -> dict[str, tuple[bytes, bytes | None]]:
+        return sqlite_context.token_bits(self._pool, memory_ids)
+
+    def maintain_index(self, model_key: str) -> bool:
+        model_row = self._pool.read("SELECT id FROM embedding_models WHERE key = ?", (model_key,))
+        if not model_row:
+            return False
+        model_id = model_row[0][0]
+        with self._pool.lease() as conn:
+            sample = conn.execute(
+                "SELECT length(codes) FROM vector_index WHERE model_id = ? LIMIT 1", (model_id,)
+            ).fetchone()
+            # IVF partitions serve only stores too large for the in-memory mirror; below that
+            # their k-means and re-tagging would be background CPU for nothing.
+            if sample is None or (
+                sample[0] is not None and not self._search.too_large(conn, model_id, sample[0])
+            ):
+                return False
+        return self._ivf.step(self._pool, model_id)
+
+    def browse(self, query: ListQuery) -> Page:
+        joins, where, params = "", " WHERE m.superseded_by IS NULL", []  # type: list[Any]
+        params = []
+        if query.search:
+            joins = " JOIN memory_fts ON memory_fts.rowid = m.seq"
+            where += " AND memory_fts MATCH ?"
+            # List search reads the words as written (prefixes), never stems or context.
+            params.append(f"{{terms}} : ({fts_all_last_prefix(query.search)})")
+        if query.session_id is not None:
+            where += " AND m.session_id = ?"
+            params.append(query.session_id)
+        if query.kind is not None:
+            where += " AND m.kind = ?"
+            params.append(query.kind)
+        if query.since is not None:
+            where += " AND m.created_at >= ?"
+            params.append(_ceil_second(query.since))
+        if query.until is not None:
+            where += " AND m.created_at <= ?"
+            params.append(format_timestamp(query.until))
+        if query.recalled is not None:
+            where += " AND m.recall_count > 0" if query.recalled else " AND m.recall_count = 0"
+        order = {
+            "recent": "m.created_at DESC, m.seq DESC",
+            "stale": "m.recall_count ASC, m.last_recalled_at ASC, m.created_at ASC, m.seq ASC",
+            "relevance": f"{LIST_BM25}, m.created_at DESC, m.seq DESC",
+        }[query.sort]
+        score = f"-{LIST_BM25}" if query.search else "NULL"
+        total = self._pool.read(f"SELECT count(*) FROM memories m{joins}{where}", params)[0][0]
+        rows = self._pool.read(
+            f"SELECT {COLUMNS}, {score} FROM memories m{joins}{where} ORDER BY {order} "
+            "LIMIT ? OFFSET ?",
+            [*params, query.limit, query.offset],
+        )
+        return Page(
+            [Scored(memory_from_row(r), float(r[12]) if r[12] is not None else 0.0) for r in rows],
+            int(total),
+        )
+
+    def session_exists(self, session_id: str) -> bool:
+        return bool(
+            self._pool.read("SELECT 1 FROM sessions WHERE session_id = ?", (session_id,))
+        )
+
+    def mark_recalled(self, memory_ids: Sequence[str], at: str) -> None:
+        if not memory_ids:
+            return
+        with self._pool.write() as conn:
+            conn.executemany(
+                "UPDATE memories SET recall_count = recall_count + 1, last_recalled_at = ? "
+                "WHERE id = ?",
+                [(at, memory_id) for memory_id in memory_ids],
+            )
+
+    def supersede(self, old_id: str, new: NewMemory, at: str) -> None:
+        with self._pool.write() as conn:
+            cur = conn.execute(
+                "UPDATE memories SET superseded_by = ?, superseded_at = ? "
+                "WHERE id = ? AND superseded_by IS NULL",
+                (new.memory.id, at, old_id),
+            )
+            if cur.rowcount != 1:
+                raise MemoryAlreadySupersededError(
+                    f"Memory {ref_of(old_id)} was replaced meanwhile; update the newer version."
+                )
+            conn.execute(
+                "DELETE FROM vector_index WHERE seq = (SELECT seq FROM memories WHERE id = ?)",
+                (old_id,),
+            )
+            self._insert(conn, new)
+
+    def delete(self, memory_id: str, predecessor_id: str | None, successor_id: str | None) -> None:
+        with self._pool.write() as conn:
+            row = conn.execute("SELECT seq FROM memories WHERE id = ?", (memory_id,)).fetchone()
+            if row is None:
+                return
+            seq = row[0]
+            sqlite_context.forget(conn, memory_id)
+            conn.execute("DELETE FROM memory_fts WHERE rowid = ?", (seq,))
+            conn.execute("DELETE FROM memory_tokens WHERE seq = ?", (seq,))
+            conn.execute("DELETE FROM vector_index WHERE seq = ?", (seq,))
+            conn.execute("DELETE FROM memories WHERE seq = ?", (seq,))
+            # A newer version that pointed back at the deleted one now points past it.
+            conn.execute(
+                "UPDATE memories SET supersedes = ? WHERE supersedes = ?",
+                (predecessor_id, memory_id),
+            )
+            if predecessor_id is None:
+                return
+            if successor_id is not None:
+                conn.execute(
+                    "UPDATE memories SET superseded_by = ? WHERE id = ?",
+                    (successor_id, predecessor_id),
+                )
+                conn.execute(
+                    "UPDATE memories SET supersedes = ? WHERE id = ?",
+                    (predecessor_id, successor_id),
+                )
+                return
+            conn.execute(
+                "UPDATE memories SET superseded_by = NULL, superseded_at = NULL WHERE id = ?",
+                (predecessor_id,),
+            )
+            back = conn.execute(
+                f"SELECT {COLUMNS}, m.seq, m.embedding FROM memories m WHERE m.id = ?",
+                (predecessor_id,),
+            ).fetchone()
+            if back is not None and back[13] is not None:
+                self._index_vector(conn, back[12], memory_from_row(back), back[13])
+
+    def pending_embeddings(self, model_key: str, limit: int) -> list[Memory]:
+        rows = self._pool.read(
+            f"SELECT {COLUMNS} FROM memories m WHERE m.embedding_model IS NULL "
+            "OR m.embedding_model <> ? ORDER BY m.seq LIMIT ?",
+            (model_key, limit),
+        )
+        return [memory_from_row(r) for r in rows]
+
+    def count_pending_embeddings(self, model_key: str) -> int:
+        return int(
+            self._pool.read(
+                "SELECT count(*) FROM memories WHERE embedding_model IS NULL "
+                "OR embedding_model <> ?",
+                (model_key,),
+            )[0][0]
+        )
+
+    def set_embeddings(
+        self, vectors: Sequence[tuple[str, Vector]], model_key: str,
+        tokens: Mapping[str, bytes] | None = None,
+    ) -> None:
+        with self._pool.write() as conn:
+            for memory_id, vector in vectors:
+                if tokens and memory_id in tokens:
+                    conn.execute(
+                        "INSERT OR REPLACE INTO memory_tokens(seq, bits) "
+                        "SELECT seq, ? FROM memories WHERE id = ?",
+                        (tokens[memory_id], memory_id),
+                    )
+                conn.execute(
+                    "UPDATE memories SET embedding = ?, embedding_model = ? WHERE id = ?",
+                    (vector, model_key, memory_id),
+                )
+                row = conn.execute(
+                    f"SELECT {COLUMNS}, m.seq FROM memories m WHERE m.id = ?", (memory_id,)
+                ).fetchone()
+                if row is not None and row[8] is None:
+                    self._index_vector(conn, row[12], memory_from_row(row), vector)
+
+    def export_page(
+        self, after: int, limit: int, session_id: str | None
+    ) -> list[tuple[int, Memory, Vector | None]]:
+        where, params = "m.seq > ?", [after]  # type: tuple[str, list[Any]]
+        if session_id is not None:
+            where += " AND m.session_id = ?"
+            params.append(session_id)
+        rows = self._pool.read(
+            f"SELECT {COLUMNS}, m.seq, m.embedding FROM memories m WHERE {where} "
+            "ORDER BY m.seq LIMIT ?",
+            [*params, limit],
+        )
+        return [
+            (int(r[12]), memory_from_row(r), None if r[13] is None else bytes(r[13]))
+            for r in rows
+        ]
+
+    def close(self) -> None:
+        self._pool.close()
+        self._search.forget()  # a closed tenant's store must not keep its vectors in memory
+
+    # -- diagnostics ---------------------------------------------------------------------
+    def diagnostics(self) -> dict[str, Any]:
+        """Driver, SQLite, sqlite-vec and FTS5 facts for `doctor` and tests."""
+        from .driver import driver_name
+
+        with self._pool.lease() as conn:
+            return {
+                "driver": driver_name(),
+                "sqlite_version": conn.execute("SELECT sqlite_version()").fetchone()[0],
+                "sqlite_vec_version": self._pool.vec_version,
+                "fts5": bool(conn.execute(
+                    "SELECT 1 FROM sqlite_master WHERE name = 'memory_fts'").fetchone()),
+                "schema_version": conn.execute("PRAGMA user_version").fetchone()[0],
+            }

@@ -1,0 +1,93 @@
+"""The REST app a server process runs, composed from the file + environment configuration.
+
+    uvicorn tinycontext.rest:app --port 8001
+
+`app` is built on first access (module `__getattr__`), so importing this module opens
+nothing. The earlier import paths `tinycontext.adapters.rest_api:app` and
+`tinycontext.servers.fastapi_server:app` are shims that return this same app.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from tinycontext.domain.errors import TinyContextError
+
+if TYPE_CHECKING:
+    from fastapi import FastAPI
+
+    from tinycontext.adapters.hosting.tenancy import Access
+    from tinycontext.management import Management
+
+
+def create_app(
+    container: Any,
+    *,
+    mcp: bool = False,
+    hosts: list[str] | None = None,
+    on_shutdown: Callable[[], None] | None = None,
+    warm: bool = True,
+    access: Access | None = None,
+    management: Management | None = None,
+) -> FastAPI:
+    """The REST app over a container (or a MemoryService, or hosted mode's TenantStores).
+
+    `mcp=True` also serves Streamable HTTP MCP at /mcp from the same process and service;
+    `hosts` turns on the Host-header check (see http_security); `on_shutdown` runs last;
+    `warm` loads the embedding model in the background at startup. With `access.trust`
+    (hosted mode) every route but /health needs a proxy-proven caller (401 otherwise) and
+    works on that caller's own store; `management` adds the management resources to /mcp.
+    """
+    from tinycontext.adapters.rest.api import build_app
+
+    mounted = None
+    if mcp:
+        from tinycontext.adapters.mcp.server import create_mcp_server
+        from tinycontext.adapters.mcp.transports import mountable
+
+        server = create_mcp_server(container, warm=False, access=access, management=management)
+        mounted = mountable(server, hosts)
+    return build_app(container, hosts=hosts, on_shutdown=on_shutdown, warm=warm, access=access,
+                     mounted=mounted)
+
+
+def app_from_environment(*, mcp: bool = False, bind_host: str | None = None) -> FastAPI:
+    """The app a server process runs: config from file + env, telemetry from OTEL_*, hosted
+    mode and management from TINYCONTEXT_TENANCY / TINYCONTEXT_MANAGEMENT (validated)."""
+    import os
+
+    from tinycontext import telemetry
+    from tinycontext.adapters.system.heap import start_heap_trimmer
+    from tinycontext.config import load_config
+    from tinycontext.hosted import load_server_settings, open_serving
+
+    config = load_config()
+    settings = load_server_settings(transport="http", store_url=config.store_url)
+    shutdown = telemetry.configure_from_environment()
+    serving = open_serving(config, settings)
+    start_heap_trimmer()  # a long-running process: freed heap goes back to the OS (see heap)
+    host = bind_host if bind_host is not None else os.environ.get("TINYCONTEXT_HOST", "")
+    return create_app(
+        serving.source, mcp=mcp, hosts=serving.hosts(host), on_shutdown=shutdown,
+        access=serving.access, management=serving.management,
+    )
+
+
+_app: FastAPI | None = None
+
+
+def __getattr__(name: str) -> Any:
+    global _app
+    if name == "app":
+        if _app is None:
+            try:
+                _app = app_from_environment()
+            except (TinyContextError, OSError) as exc:
+                # An ASGI server (`uvicorn tinycontext.rest:app`) would print its own 40-line
+                # traceback above the message: a bad setting gets the message only, as
+                # `tinycontext rest` prints it, and a non-zero exit.
+                text = exc.message if isinstance(exc, TinyContextError) else str(exc)
+                raise SystemExit(f"tinycontext: {text}") from None
+        return _app
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
