@@ -124,9 +124,7 @@ class RecordingEmbedder:
 def make_embedder(model: str, models_dir: Path, batch_size: int = 32) -> Any:
     """The embedder the default service would use for `model` (or the test fake for 'hash')."""
     if model == "hash":
-        if str(REPO_ROOT) not in sys.path:
-            sys.path.insert(0, str(REPO_ROOT))
-        from tests.fakes import HashEmbedder
+        from tinycontext.testing import HashEmbedder
 
         return HashEmbedder(dimensions=384, key="hash-384")
     from tinycontext.container import shared_embedder

@@ -65,7 +65,7 @@ def hwm_mb():
         pass
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
 
-db, models, model, repo, queries, recalls, overrides = sys.argv[1:8]
+db, models, model, queries, recalls, overrides = sys.argv[1:7]
 queries = json.loads(queries)
 import tinycontext
 from tinycontext import TinyContextConfig, build_service
@@ -74,8 +74,7 @@ config = TinyContextConfig(memory_db_path=db, models_dir=models,
                            embedding_model="balanced" if model == "hash" else model,
                            **json.loads(overrides))
 if model == "hash":
-    sys.path.insert(0, repo)
-    from tests.fakes import HashEmbedder
+    from tinycontext.testing import HashEmbedder
     service = build_service(config, embedder=HashEmbedder(384, "hash-384"))
 else:
     service = build_service(config)
@@ -167,8 +166,7 @@ def cold_start(db: Path, model: str, queries: list[str], recalls: int,
     done = subprocess.run(
         [
             sys.executable, "-c", COLD_START, str(db), str(db.parent / "models"), model,
-            str(Path(__file__).resolve().parent.parent), json.dumps(queries), str(recalls),
-            json.dumps(overrides),
+            json.dumps(queries), str(recalls), json.dumps(overrides),
         ],
         capture_output=True, text=True,
     )
