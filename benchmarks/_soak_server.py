@@ -45,19 +45,28 @@ def sample_forever(path: Path, every: float) -> None:
     heap, sqlite, found = _mallinfo(), None, []
     while True:
         time.sleep(every)
-        if sqlite is None and any(name in sys.modules for name in (
-                "tinycontext.adapters.sqlite.driver", "tinycontext.adapters.sqlite_driver")):
-            sqlite = _sqlite_memory()
-        row: dict[str, Any] = {"time": time.time(), **status_mb(),
-                               "python_blocks": sys.getallocatedblocks()}
-        mirrors = [m for r in _retrievals(found) for m in list(r._mirrors.values())]
-        row["mirror_mb"] = sum(mirror_bytes(m) for m in mirrors) / 1024 / 1024 if found else None
-        if heap is not None:
-            row.update(heap())
-        if sqlite is not None:
-            row["sqlite_mb"] = sqlite()
+        try:
+            row = _sample(heap, found)
+            if sqlite is None and any(name in sys.modules for name in (
+                    "tinycontext.adapters.sqlite.driver", "tinycontext.adapters.sqlite_driver")):
+                sqlite = _sqlite_memory()
+            if sqlite is not None:
+                row["sqlite_mb"] = sqlite()
+        except Exception as exc:  # noqa: BLE001 - said on the server's stderr, sampling goes on
+            print(f"soak sampler: {type(exc).__name__}: {exc}", file=sys.stderr, flush=True)
+            continue
         with path.open("a", encoding="utf-8") as out:
             out.write(json.dumps(row) + "\n")
+
+
+def _sample(heap: Any, found: list[Any]) -> dict[str, Any]:
+    row: dict[str, Any] = {"time": time.time(), **status_mb(),
+                           "python_blocks": sys.getallocatedblocks()}
+    mirrors = [m for r in _retrievals(found) for m in list(r._mirrors.values())]
+    row["mirror_mb"] = sum(mirror_bytes(m) for m in mirrors) / 1024 / 1024 if found else None
+    if heap is not None:
+        row.update(heap())
+    return row
 
 
 def main() -> int:

@@ -225,7 +225,7 @@ def soak_http(args: argparse.Namespace, db: Path, progress: Progress) -> dict[st
         [sys.executable, str(Path(__file__).with_name("_soak_server.py")), str(samples_file),
          str(args.every), *(["--no-heap-trim"] if args.no_heap_trim else []), "serve",
          "--port", str(port)],
-        env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        env=env, stdout=subprocess.DEVNULL, stderr=(db.parent / "server.log").open("w"))
     base = f"http://127.0.0.1:{port}"
     counts = {"saves": 0, "saved": 0, "skipped": 0}
     progress_at: list[tuple[float, int]] = []  # (wall time, memories saved by then)
@@ -277,7 +277,10 @@ def soak_http(args: argparse.Namespace, db: Path, progress: Progress) -> dict[st
     finally:
         server.terminate()
         server.wait(timeout=60)
-    samples = _match(samples_file, progress_at, warmed)
+    samples = _match(samples_file, progress_at, warmed) if samples_file.exists() else []
+    if len(samples) < 2:
+        log = (db.parent / "server.log").read_text(errors="replace")[-3000:]
+        raise SystemExit(f"the server's sampler wrote too few samples; its log ends:\n{log}")
     return {"samples": samples, "counts": counts, "tracemalloc_top": []}
 
 
