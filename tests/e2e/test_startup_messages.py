@@ -71,11 +71,11 @@ def _one_clear_message(done: subprocess.CompletedProcess[str]) -> None:
     assert "TINYCONTEXT_TENANT_SECRET" in done.stderr and done.stdout == ""
 
 
+@pytest.mark.parametrize("path", ["tinycontext.rest:app", "tinycontext.adapters.rest_api:app"])
 def test_uvicorn_import_path_with_bad_hosted_settings_prints_one_message(
-        tmp_path: Path) -> None:
+        tmp_path: Path, path: str) -> None:
     done = subprocess.run(
-        [sys.executable, "-m", "uvicorn", "tinycontext.adapters.rest_api:app",
-         "--port", str(free_port())],
+        [sys.executable, "-m", "uvicorn", path, "--port", str(free_port())],
         capture_output=True, text=True, env=cli_env(tmp_path, **BAD_HOSTED), timeout=60)
     _one_clear_message(done)
 
