@@ -1,4 +1,6 @@
-"""Errors with stable codes; every adapter maps them through one table (SPEC section 2)."""
+"""Errors with stable codes (SPEC section 2). The domain names what went wrong, never how a
+transport reports it: REST maps a code to its HTTP status (adapters/rest/errors.py), MCP to
+its text and JSON-RPC kind (adapters/mcp/errors.py)."""
 
 from __future__ import annotations
 
@@ -7,7 +9,6 @@ class TinyContextError(Exception):
     """Root of every error the engine raises on purpose."""
 
     code = "internal_error"
-    status = 500
 
     def __init__(self, message: str) -> None:
         super().__init__(message)
@@ -18,49 +19,49 @@ class TinyContextError(Exception):
 
 
 class EmptyMemoryError(TinyContextError):
-    code, status = "empty_memory", 400
+    code = "empty_memory"
 
 
 class InvalidMemoryKindError(TinyContextError):
-    code, status = "invalid_memory_kind", 400
+    code = "invalid_memory_kind"
 
 
 class InvalidSortError(TinyContextError):
-    code, status = "invalid_sort", 400
+    code = "invalid_sort"
 
 
 class RecallBudgetError(TinyContextError):
-    code, status = "recall_budget", 400
+    code = "recall_budget"
 
 
 class InvalidRequestError(TinyContextError):
-    code, status = "invalid_request", 400
+    code = "invalid_request"
 
 
 class SessionNotFoundError(TinyContextError):
-    code, status = "session_not_found", 404
+    code = "session_not_found"
 
 
 class MemoryNotFoundError(TinyContextError):
-    code, status = "memory_not_found", 404
+    code = "memory_not_found"
 
 
 class AmbiguousMemoryReferenceError(TinyContextError):
-    code, status = "ambiguous_memory_reference", 409
+    code = "ambiguous_memory_reference"
 
 
 class MemoryAlreadySupersededError(TinyContextError):
-    code, status = "memory_already_superseded", 409
+    code = "memory_already_superseded"
 
 
 class MemoryTooLargeError(TinyContextError):
     """Content over `max_memory_tokens`: the message says to split it."""
 
-    code, status = "memory_too_large", 413
+    code = "memory_too_large"
 
 
 class UnauthorizedError(TinyContextError):
-    code, status = "unauthorized", 401
+    code = "unauthorized"
 
 
 class StoreError(TinyContextError):
@@ -69,27 +70,31 @@ class StoreError(TinyContextError):
 
 
 class StoreUnavailableError(StoreError):
-    code, status = "store_unavailable", 503
+    code = "store_unavailable"
 
 
 class StoreReadOnlyError(StoreError):
-    code, status = "store_read_only", 503
+    code = "store_read_only"
 
 
 class StoreFullError(StoreError):
-    code, status = "store_full", 507
+    code = "store_full"
 
 
 class StoreCorruptError(StoreError):
-    code, status = "store_corrupt", 500
+    code = "store_corrupt"
 
 
 class InternalError(TinyContextError):
-    code, status = "internal_error", 500
+    """Anything unexpected: a transport reports an exception that is not a TinyContextError
+    as this, with a fixed message (the details stay in the server's log)."""
+
+    code = "internal_error"
 
 
-ERROR_STATUS: dict[str, int] = {
-    cls.code: cls.status
+# Every code, in the order of SPEC's table: each transport's table covers exactly these.
+ERROR_CODES: tuple[str, ...] = tuple(
+    cls.code
     for cls in (
         EmptyMemoryError,
         InvalidMemoryKindError,
@@ -108,4 +113,4 @@ ERROR_STATUS: dict[str, int] = {
         StoreCorruptError,
         InternalError,
     )
-}
+)

@@ -15,12 +15,10 @@ from collections.abc import Callable
 from typing import Any
 
 from mcp.server.mcpserver import MCPServer
-from mcp.shared.exceptions import MCPError
-from mcp_types import INTERNAL_ERROR, INVALID_PARAMS
 
 from tinycontext import management as views
 from tinycontext.adapters.hosting.tenancy import Caller, current_scope
-from tinycontext.domain.errors import TinyContextError
+from tinycontext.domain.errors import TinyContextError, UnauthorizedError
 from tinycontext.management import (
     BASE,
     DETAIL_TEMPLATE,
@@ -34,7 +32,8 @@ from tinycontext.management import (
 )
 from tinycontext.service import MemoryService
 
-UNAUTHORIZED = -32001  # JSON-RPC server-defined range
+from .errors import UNAUTHORIZED, rpc_error
+
 VIEWS: list[dict[str, Any]] = [
     {"id": "memories", "title": "Memories", "kind": "table", "access": "caller",
      "description": "Your memories, newest first; keyword search (best match first), type "
@@ -97,9 +96,8 @@ def _read(build: Callable[[], dict[str, Any]]) -> str:
     try:
         return _dump(build())
     except TinyContextError as exc:
-        # A store that fails is the server's problem, not the caller's parameters.
-        kind = INTERNAL_ERROR if exc.status >= 500 else INVALID_PARAMS
-        raise MCPError(kind, f"{exc.code}: {exc.message}", {"code": exc.code}) from None
+        # A store that fails is the server's problem, not the caller's parameters (KIND).
+        raise rpc_error(exc) from None
 
 
 def manifest(management: Management, caller: Caller | None) -> dict[str, Any]:
@@ -131,8 +129,7 @@ class ManagementGuard:
             return
         need = ("the operator token (Authorization: Bearer)" if view == "service" or not
                 self.hosted else "a proven caller")
-        raise MCPError(UNAUTHORIZED, f"unauthorized: the {view} view needs {need}.",
-                       {"code": "unauthorized"})
+        raise rpc_error(UnauthorizedError(f"the {view} view needs {need}."), UNAUTHORIZED)
 
     def visible(self, uri: str) -> bool:
         view = view_of(uri)

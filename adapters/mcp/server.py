@@ -15,7 +15,6 @@ from typing import Annotated, Any
 
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
-from mcp.shared.exceptions import MCPError
 from mcp_types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import Field, ValidationError
 
@@ -25,13 +24,14 @@ from tinycontext.adapters.hosting.tenancy import (
     Refused,
     request_scope,
 )
-from tinycontext.domain.errors import TinyContextError
+from tinycontext.domain.errors import InvalidRequestError, TinyContextError, UnauthorizedError
 from tinycontext.inputs import AtLeastOne, AtLeastZero, MemoryItem
 from tinycontext.management import Management
 from tinycontext.service_source import service_source, warm_up
 
 from . import prompts as text
-from .management import UNAUTHORIZED, ManagementGuard, register_management
+from .errors import UNAUTHORIZED, UNEXPECTED, rpc_error, tool_error
+from .management import ManagementGuard, register_management
 from .render import render_list, render_memory, render_recall
 
 log = logging.getLogger("tinycontext.mcp")
@@ -91,31 +91,27 @@ class TinyContextMCP(MCPServer[Any]):
     ) -> Any:
         known = self.tool_parameters.get(name)
         if known is None:
-            raise ToolError(
-                f"invalid_request: there is no tool {name!r}; the tools are "
-                f"{', '.join(self.tool_parameters)}."
-            )
+            raise tool_error(InvalidRequestError(
+                f"there is no tool {name!r}; the tools are {', '.join(self.tool_parameters)}."
+            ))
         unknown = sorted(set(arguments) - set(known))
         if unknown:
             hint = " (this server is scoped per process)" if "session_id" in unknown else ""
             if "user_id" in unknown:
                 hint = " (the user is the one the authenticating proxy names)"
-            raise ToolError(
-                f"invalid_request: {name} has no parameter {unknown[0]!r}{hint}; it takes "
+            raise tool_error(InvalidRequestError(
+                f"{name} has no parameter {unknown[0]!r}{hint}; it takes "
                 f"{', '.join(known) or 'no arguments'}."
-            )
+            ))
         try:
             return await super().call_tool(name, arguments, context)
         except UnexpectedToolError as exc:
             log.error("tool %s failed unexpectedly", name, exc_info=exc.__cause__)
-            raise ToolError(
-                "internal_error: the memory server hit an unexpected error; details are in "
-                "its log. Retrying may help."
-            ) from None
+            raise tool_error(UNEXPECTED) from None
         except ToolError as exc:
             cause = exc.__cause__
             if isinstance(cause, ValidationError):
-                raise ToolError(f"invalid_request: {_describe(cause)}") from None
+                raise tool_error(InvalidRequestError(_describe(cause))) from None
             if isinstance(cause, ToolError):
                 raise ToolError(str(cause)) from None
             raise
@@ -125,7 +121,7 @@ def _call(action: Callable[[], Any]) -> Any:
     try:
         return action()
     except TinyContextError as exc:
-        raise ToolError(f"{exc.code}: {exc.message}") from exc
+        raise tool_error(exc) from exc
 
 
 def _json_result(result: dict[str, Any]) -> CallToolResult:
@@ -145,8 +141,7 @@ def identity_middleware(access: Access) -> Callable[..., Any]:
             caller = access.caller(request.scope if request is not None else None)
         except Refused as refused:
             log.warning("refused MCP %s: %s", ctx.method, refused)
-            raise MCPError(UNAUTHORIZED, f"unauthorized: {UNAUTHORIZED_MESSAGE}",
-                           {"code": "unauthorized"}) from None
+            raise rpc_error(UnauthorizedError(UNAUTHORIZED_MESSAGE), UNAUTHORIZED) from None
         with request_scope(caller):
             return await call_next(ctx)
 

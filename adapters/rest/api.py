@@ -17,7 +17,7 @@ from fastapi.responses import JSONResponse
 
 from tinycontext.adapters.hosting.http_security import RequestGuardMiddleware
 from tinycontext.adapters.hosting.tenancy import Access, TenantGate
-from tinycontext.domain.errors import ERROR_STATUS, TinyContextError
+from tinycontext.domain.errors import InternalError, TinyContextError
 from tinycontext.service import MemoryService
 from tinycontext.service_source import close_source, service_source, warm_up
 
@@ -29,25 +29,6 @@ log = logging.getLogger("tinycontext.rest")
 # Routes to add and the context the app's lifespan must run them in (see build_app).
 Mounted = tuple[list[Any], Callable[[], AbstractAsyncContextManager[None]]]
 
-WHEN = {
-    "empty_memory": "blank content or id, or an empty memories list",
-    "invalid_memory_kind": "kind is not episodic or profile",
-    "invalid_sort": "unknown sort, or relevance without search",
-    "recall_budget": "top_k, max_tokens or limit below 1, or offset below 0",
-    "invalid_request": "malformed dates, over-long query or search, too many items, other bad "
-    "input",
-    "session_not_found": "a session_id that no save ever used",
-    "memory_not_found": "no memory has that id or ref",
-    "ambiguous_memory_reference": "a ref matching several memories (pass the full id)",
-    "memory_already_superseded": "updating a memory a newer version already replaced",
-    "memory_too_large": "content over max_memory_tokens (split it into smaller memories)",
-    "store_unavailable": "the store cannot be opened or reached (folder or file permissions, "
-    "locked by another process beyond the timeout, database down or refusing the login)",
-    "store_read_only": "a write to a read-only store (recall still works, without counting)",
-    "store_full": "no disk space left for the store",
-    "store_corrupt": "the store file is damaged (the message says how to salvage it)",
-    "internal_error": "anything unexpected (no details are returned)",
-}
 # Any operation can meet a store that fails: every route documents these.
 STORE_ERRORS = ("store_unavailable", "store_read_only", "store_full", "store_corrupt")
 ID_ERRORS = ("empty_memory", "memory_not_found", "ambiguous_memory_reference", "invalid_request")
@@ -71,7 +52,8 @@ def _errors(*codes: str) -> dict[int | str, dict[str, Any]]:
     """OpenAPI `responses` for these error codes, grouped by HTTP status."""
     by_status: dict[int, list[str]] = {}
     for code in (*codes, *STORE_ERRORS, "internal_error"):
-        by_status.setdefault(ERROR_STATUS[code], []).append(f"`{code}`: {WHEN[code]}")
+        status, when = rest_errors.ERRORS[code]
+        by_status.setdefault(status, []).append(f"`{code}`: {when}")
     by_status.setdefault(rest_errors.MALFORMED, []).append(
         "`invalid_request`: malformed request (not JSON, wrong types, missing or unknown fields)"
     )
@@ -79,12 +61,6 @@ def _errors(*codes: str) -> dict[int | str, dict[str, Any]]:
         status: {"model": m.ErrorResponse, "description": "; ".join(lines)}
         for status, lines in sorted(by_status.items())
     }
-
-
-def _error_response(exc: TinyContextError) -> JSONResponse:
-    return JSONResponse(
-        status_code=exc.status, content={"detail": {"code": exc.code, "message": exc.message}}
-    )
 
 
 def build_app(
@@ -143,15 +119,12 @@ def build_app(
 
     @app.exception_handler(TinyContextError)
     async def domain_error(request: Request, exc: TinyContextError) -> JSONResponse:
-        return _error_response(exc)
+        return rest_errors.error_response(exc)
 
     @app.exception_handler(Exception)
     async def unexpected(request: Request, exc: Exception) -> JSONResponse:
         log.error("unexpected error in %s", request.url.path, exc_info=exc)
-        return JSONResponse(
-            status_code=500,
-            content={"detail": {"code": "internal_error", "message": "Unexpected server error."}},
-        )
+        return rest_errors.error_response(InternalError("Unexpected server error."))
 
     common: dict[str, Any] = {"response_model_exclude_unset": True}
 

@@ -7,6 +7,9 @@ shape with the `invalid_request` code and keep their statuses: 422 for a malform
 (the body-decoding failures included, as for any other body that is not JSON), 404 for an
 unknown path, 405 with an `Allow` header naming every method of the path. OPTIONS on a known
 path answers 204 with that `Allow` header.
+
+ERRORS is the REST side of SPEC's error table: the HTTP status of every domain error code
+(the domain's errors carry codes only), and when it happens, for the OpenAPI document.
 """
 
 from __future__ import annotations
@@ -19,12 +22,42 @@ from fastapi.responses import JSONResponse, Response
 from starlette.exceptions import HTTPException
 from starlette.routing import Match
 
+from tinycontext.domain.errors import TinyContextError
+
 MALFORMED = 422
 MAX_PROBLEMS = 5
+
+ERRORS: dict[str, tuple[int, str]] = {
+    "empty_memory": (400, "blank content or id, or an empty memories list"),
+    "invalid_memory_kind": (400, "kind is not episodic or profile"),
+    "invalid_sort": (400, "unknown sort, or relevance without search"),
+    "recall_budget": (400, "top_k, max_tokens or limit below 1, or offset below 0"),
+    "invalid_request": (400, "malformed dates, over-long query or search, too many items, other "
+                        "bad input"),
+    "session_not_found": (404, "a session_id that no save ever used"),
+    "memory_not_found": (404, "no memory has that id or ref"),
+    "ambiguous_memory_reference": (409, "a ref matching several memories (pass the full id)"),
+    "memory_already_superseded": (409, "updating a memory a newer version already replaced"),
+    "memory_too_large": (413, "content over max_memory_tokens (split it into smaller memories)"),
+    "unauthorized": (401, "hosted mode: a request the authenticating proxy did not prove"),
+    "store_unavailable": (503, "the store cannot be opened or reached (folder or file "
+                          "permissions, locked by another process beyond the timeout, database "
+                          "down or refusing the login)"),
+    "store_read_only": (503, "a write to a read-only store (recall still works, without "
+                        "counting)"),
+    "store_full": (507, "no disk space left for the store"),
+    "store_corrupt": (500, "the store file is damaged (the message says how to salvage it)"),
+    "internal_error": (500, "anything unexpected (no details are returned)"),
+}
 
 
 def error_body(code: str, message: str) -> dict[str, Any]:
     return {"detail": {"code": code, "message": message}}
+
+
+def error_response(exc: TinyContextError) -> JSONResponse:
+    """A domain error as REST answers it: the status of its code, the documented shape."""
+    return JSONResponse(status_code=ERRORS[exc.code][0], content=error_body(exc.code, exc.message))
 
 
 def describe_validation(errors: Any) -> str:
@@ -66,7 +99,7 @@ def allowed_methods(app: FastAPI, scope: dict[str, Any]) -> list[str]:
 
 
 def install(app: FastAPI) -> None:
-    """Register the handlers on `app` (domain errors have their own handler in rest_api)."""
+    """Register the handlers on `app` (domain errors: error_response, in the app)."""
 
     @app.exception_handler(RequestValidationError)
     async def malformed(request: Request, exc: RequestValidationError) -> JSONResponse:

@@ -1,14 +1,11 @@
-"""Supersede/delete chain rules (domain/lifecycle.py) and the error table (domain/errors.py)."""
+"""Supersede/delete chain rules (domain/lifecycle.py) and the error codes (domain/errors.py)."""
 
 from __future__ import annotations
-
-import re
-from pathlib import Path
 
 import pytest
 
 from tinycontext.domain import errors
-from tinycontext.domain.errors import ERROR_STATUS, MemoryAlreadySupersededError, TinyContextError
+from tinycontext.domain.errors import ERROR_CODES, MemoryAlreadySupersededError, TinyContextError
 from tinycontext.domain.lifecycle import DeletionPlan, check_updatable, plan_deletion
 from tinycontext.domain.memory import Memory
 
@@ -56,44 +53,16 @@ def test_delete_without_predecessor():
     assert plan_deletion(mem(Y_ID, superseded_by=X_ID), None) == DeletionPlan(Y_ID, None, None)
 
 
-SPEC_TABLE = {
-    "empty_memory": 400,
-    "invalid_memory_kind": 400,
-    "invalid_sort": 400,
-    "recall_budget": 400,
-    "invalid_request": 400,
-    "session_not_found": 404,
-    "memory_not_found": 404,
-    "ambiguous_memory_reference": 409,
-    "memory_already_superseded": 409,
-    "memory_too_large": 413,
-    "unauthorized": 401,
-    "store_unavailable": 503,
-    "store_read_only": 503,
-    "store_full": 507,
-    "store_corrupt": 500,
-    "internal_error": 500,
-}
-
-
-def test_error_table_matches_spec():
-    assert ERROR_STATUS == SPEC_TABLE
-
-
-def test_every_error_class_has_a_code_in_the_table():
+def test_every_error_class_has_a_code_and_no_transport_status():
+    """The domain names what went wrong; each transport maps the code (test_error_tables)."""
     classes = [c for c in vars(errors).values()
                if isinstance(c, type) and issubclass(c, TinyContextError)]
     # The root and StoreError (the family of store failures) are not codes of their own.
     assert {c.code for c in classes if c not in (TinyContextError, errors.StoreError)} == set(
-        SPEC_TABLE)
+        ERROR_CODES)
+    assert len(set(ERROR_CODES)) == len(ERROR_CODES) == 16
     for cls in classes:
-        assert SPEC_TABLE[cls.code] == cls.status
+        assert not hasattr(cls, "status"), cls
         err = cls("why it failed")
         assert str(err) == err.message == "why it failed"
-
-
-def test_the_documented_error_table_matches_the_code() -> None:
-    """docs/rest.md's table (code, HTTP status) is the one the transports use."""
-    doc = (Path(__file__).resolve().parents[2] / "docs" / "rest.md").read_text()
-    rows = re.findall(r"^\| `([a-z_]+)` \| (\d{3}) \|", doc, flags=re.MULTILINE)
-    assert {code: int(status) for code, status in rows} == ERROR_STATUS
+    assert not hasattr(errors, "ERROR_STATUS")

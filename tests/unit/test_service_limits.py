@@ -46,7 +46,7 @@ def test_content_over_max_memory_tokens_is_refused_and_nothing_is_saved(limited)
     eleven = " ".join(["word"] * 11)
     with pytest.raises(TinyContextError) as info:
         limited.save_memories([{"content": "fits"}, {"content": eleven}])
-    assert info.value.code == "memory_too_large" and info.value.status == 413
+    assert info.value.code == "memory_too_large"
     assert info.value.message.startswith("memories[1].content is 11 tokens, over the limit of 10")
     assert "Split it into smaller memories" in info.value.message
     assert limited.list_memories()["total_count"] == 0
