@@ -207,7 +207,7 @@ class Serving:
     def hosts(self, bind_host: str | None) -> list[str] | None:
         """Host-header allow-list. Hosted mode proves callers by proxy address and token, so
         the DNS-rebinding check is only on when TINYCONTEXT_ALLOWED_HOSTS names hosts."""
-        from tinycontext.adapters.hosting.http_security import ENV_NAME, allowed_hosts
+        from tinycontext.allowed_hosts import ENV_NAME, allowed_hosts
 
         if self.hosted and not os.environ.get(ENV_NAME, "").strip():
             return None

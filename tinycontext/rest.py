@@ -34,7 +34,7 @@ def create_app(
     """The REST app over a container (or a MemoryService, or hosted mode's TenantStores).
 
     `mcp=True` also serves Streamable HTTP MCP at /mcp from the same process and service;
-    `hosts` turns on the Host-header check (see http_security); `on_shutdown` runs last;
+    `hosts` turns on the Host-header check (see tinycontext.allowed_hosts); `on_shutdown` runs last;
     `warm` loads the embedding model in the background at startup. With `access.trust`
     (hosted mode) every route but /health needs a proxy-proven caller (401 otherwise) and
     works on that caller's own store; `management` adds the management resources to /mcp.

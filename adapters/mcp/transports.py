@@ -8,8 +8,8 @@ from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from typing import Any
 
-from tinycontext.adapters.hosting.http_security import allowed_hosts, mcp_transport_security
 from tinycontext.adapters.hosting.tenancy import Access, TenantGate
+from tinycontext.allowed_hosts import allowed_hosts
 from tinycontext.management import Management
 
 from .server import TinyContextMCP, create_mcp_server
@@ -86,6 +86,25 @@ def mountable(
             yield
 
     return routes, running
+
+
+def mcp_transport_security(hosts: list[str] | None) -> Any:
+    """The MCP SDK's TransportSecuritySettings for these hosts (protection off for None)."""
+    from mcp.server.transport_security import TransportSecuritySettings
+
+    if hosts is None:
+        return TransportSecuritySettings(enable_dns_rebinding_protection=False)
+    patterns, origins = [], []
+    for host in hosts:
+        has_port = host.rsplit(":", 1)[-1].isdigit() and not host.endswith("]")
+        patterns += [host] if has_port else [host, f"{host}:*"]
+        for scheme in ("http", "https"):
+            origins += [f"{scheme}://{host}"] if has_port else [
+                f"{scheme}://{host}", f"{scheme}://{host}:*"
+            ]
+    return TransportSecuritySettings(
+        enable_dns_rebinding_protection=True, allowed_hosts=patterns, allowed_origins=origins
+    )
 
 
 def serve_http(app: Any, host: str, port: int, what: str) -> None:

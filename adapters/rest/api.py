@@ -15,7 +15,6 @@ from typing import Annotated, Any
 from fastapi import Body, FastAPI, Query, Request
 from fastapi.responses import JSONResponse
 
-from tinycontext.adapters.hosting.http_security import RequestGuardMiddleware
 from tinycontext.adapters.hosting.tenancy import Access, TenantGate
 from tinycontext.domain.errors import InternalError, TinyContextError
 from tinycontext.service import MemoryService
@@ -23,6 +22,7 @@ from tinycontext.service_source import close_source, service_source, warm_up
 
 from . import errors as rest_errors
 from . import models as m
+from .guard import RequestGuardMiddleware
 from .telemetry import FASTAPI_TELEMETRY, RedactRequestSpan
 
 log = logging.getLogger("tinycontext.rest")
@@ -74,7 +74,7 @@ def build_app(
 ) -> FastAPI:
     """The REST app over a container (or a MemoryService, or hosted mode's TenantStores).
 
-    `hosts` turns on the Host-header check (see http_security); `on_shutdown` runs last;
+    `hosts` turns on the Host-header check (see guard); `on_shutdown` runs last;
     `warm` loads the embedding model in the background at startup. With `access.trust`
     (hosted mode) every route but /health needs a proxy-proven caller (401 otherwise) and
     works on that caller's own store. `mounted` is another app's routes and the context its

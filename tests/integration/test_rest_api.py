@@ -18,8 +18,8 @@ from mcp import Client
 
 from tests.e2e.servers import uvicorn_thread
 from tests.fakes import FixedClock, HashEmbedder, WordTokenizer
-from tinycontext.adapters.hosting.http_security import allowed_hosts
 from tinycontext.adapters.sqlite.store import SqliteStore
+from tinycontext.allowed_hosts import allowed_hosts
 from tinycontext.config import TinyContextConfig
 from tinycontext.rest import create_app
 from tinycontext.service import MemoryService
