@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import gzip
 import threading
+import time
 from collections.abc import Iterator
 from concurrent import futures
 from contextlib import contextmanager
@@ -143,6 +144,14 @@ def _stop(process: Any) -> None:
     process.wait(timeout=30)
 
 
+def _await_spans(received: list[tuple[str, bytes]], names: set[str], seconds: float = 30) -> None:
+    """Wait for the periodic export (every 200 ms here) to deliver these spans before the
+    server is stopped, so a loaded machine's slow shutdown flush cannot decide the test."""
+    deadline = time.monotonic() + seconds
+    while names - _decode(list(received))[0] and time.monotonic() < deadline:
+        time.sleep(0.2)
+
+
 def test_rest_and_mcp_hosted_over_otlp_http(tmp_path: Path) -> None:
     tenants = tmp_path / "tenants"
     tenants.mkdir(mode=0o700)
@@ -164,11 +173,13 @@ def test_rest_and_mcp_hosted_over_otlp_http(tmp_path: Path) -> None:
                                    headers={PROXY_TOKEN: TOKEN})
                 assert refused.status_code == 401
             refs = anyio.run(_mcp_session, base + "/mcp", headers)
+            expected = {"GET /recall_memories", "GET /list_memories", "GET /get_memory",
+                        "POST /mcp", "tools/call save_memories", "tinycontext.recall_memories",
+                        "tinycontext.save_memories", "tinycontext.embed"}
+            _await_spans(received, expected)
             _stop(process)
     spans, metrics, routes = _decode(received)
-    assert {"GET /recall_memories", "GET /list_memories", "GET /get_memory", "POST /mcp",
-            "tools/call save_memories", "tinycontext.recall_memories",
-            "tinycontext.save_memories", "tinycontext.embed"} - spans == set()
+    assert expected - spans == set()
     assert {"/recall_memories", "/mcp"} <= routes
     assert {"tinycontext.operation.duration", "http.server.request.duration"} <= metrics
     assert not any(where == "/v1/logs" for where, _ in received)  # FastAPI logs stay off
@@ -181,9 +192,11 @@ def test_mcp_serve_over_otlp_grpc(tmp_path: Path) -> None:
         env = _otel_env(endpoint, OTEL_EXPORTER_OTLP_PROTOCOL="grpc")
         with served_process(tmp_path, "serve", **env) as (base, process):
             refs = anyio.run(_mcp_session, base + "/mcp", SECRET_HEADERS)
+            expected = {"tools/call save_memories", "tools/call recall_memories", "tools/call",
+                        "tinycontext.save_memories", "tinycontext.recall_memories"}
+            _await_spans(received, expected)
             _stop(process)
     spans, metrics, _ = _decode(received)
-    assert {"tools/call save_memories", "tools/call recall_memories", "tools/call",
-            "tinycontext.save_memories", "tinycontext.recall_memories"} - spans == set()
+    assert expected - spans == set()
     assert "tinycontext.operation.duration" in metrics
     assert _leaks(received, [*refs, str(tmp_path)]) == []
