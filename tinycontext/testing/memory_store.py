@@ -6,10 +6,8 @@ from __future__ import annotations
 
 import math
 import threading
-from array import array
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
-from datetime import datetime, timedelta
 
 from tinycontext.domain.context import KEYWORD_CONTEXT_WEIGHT
 from tinycontext.domain.errors import MemoryAlreadySupersededError
@@ -24,11 +22,7 @@ from tinycontext.domain.text import (
 )
 from tinycontext.ports.embedder import Vector
 from tinycontext.ports.store import NewMemory, Page, Scope, Scored, Store
-
-
-def _cosine(a: Vector, b: Vector) -> float:
-    x, y = array("f", a), array("f", b)
-    return float(sum(p * q for p, q in zip(x, y, strict=True)))
+from tinycontext.testing.matching import ceil, cosine, desc, matches_all, phrase_count
 
 
 class InMemoryStore(Store):
@@ -92,10 +86,10 @@ class InMemoryStore(Store):
         scores: dict[str, float] = {}
         for index, group in enumerate(groups):
             prefix = prefix_last and index == len(groups) - 1
-            df = sum(1 for t in tokenised.values() if _phrase_count(t, group, prefix))
+            df = sum(1 for t in tokenised.values() if phrase_count(t, group, prefix))
             idf = math.log((n - df + 0.5) / (df + 0.5) + 1.0)
             for mid, toks in tokenised.items():
-                tf = _phrase_count(toks, group, prefix)
+                tf = phrase_count(toks, group, prefix)
                 if tf:
                     norm = tf * 2.2 / (tf + 1.2 * (0.25 + 0.75 * len(toks) / avg))
                     scores[mid] = scores.get(mid, 0.0) + idf * norm
@@ -114,7 +108,7 @@ class InMemoryStore(Store):
                 scores[mid] = scores.get(mid, 0.0) + KEYWORD_CONTEXT_WEIGHT * value
             by_id = {m.id: m for m in docs}
             ordered = sorted(
-                scores.items(), key=lambda kv: (-kv[1], _desc(by_id[kv[0]].created_at), kv[0])
+                scores.items(), key=lambda kv: (-kv[1], desc(by_id[kv[0]].created_at), kv[0])
             )
             return [Scored(by_id[mid], s) for mid, s in ordered[:limit]]
 
@@ -126,18 +120,18 @@ class InMemoryStore(Store):
             total = 0.0
             for group in stem_groups([list(g) for g in groups if g]):
                 folded = [fold(t) for t in group]
-                df = sum(1 for toks in docs if _phrase_count(toks, folded, False))
+                df = sum(1 for toks in docs if phrase_count(toks, folded, False))
                 total += math.log((n - df + 0.5) / (df + 0.5) + 1.0)
             return total
 
     def nearest(self, vector: Vector, model_key: str, scope: Scope, limit: int) -> list[Scored]:
         with self._lock:
             hits = [
-                Scored(m, _cosine(vector, v))
+                Scored(m, cosine(vector, v))
                 for _, m, v in self._live(scope)
                 if v is not None and m.embedding_model == model_key
             ]
-            hits.sort(key=lambda s: (-s.score, _desc(s.memory.created_at), s.memory.id))
+            hits.sort(key=lambda s: (-s.score, desc(s.memory.created_at), s.memory.id))
             return hits[:limit]
 
     def similarities(
@@ -149,7 +143,7 @@ class InMemoryStore(Store):
                 row = self._rows.get(mid)
                 if row is not None and row[2] is not None and row[1].embedding_model == model_key \
                         and len(row[2]) == len(vector):
-                    out[mid] = _cosine(vector, row[2])
+                    out[mid] = cosine(vector, row[2])
             return out
 
     def latest(self, scope: Scope) -> Memory | None:
@@ -182,14 +176,14 @@ class InMemoryStore(Store):
                 if m.superseded_by is None
                 and (query.session_id is None or m.session_id == query.session_id)
                 and (query.kind is None or m.kind == query.kind)
-                and (query.since is None or m.created_at >= _ceil(query.since))
+                and (query.since is None or m.created_at >= ceil(query.since))
                 and (query.until is None or m.created_at <= format_timestamp(query.until))
                 and (query.recalled is None or (m.recall_count > 0) == query.recalled)
             ]
             scores: dict[str, float] = {}
             if query.search:
                 search = [[fold(t) for t in g] for g in query.search]
-                rows = [(s, m) for s, m in rows if _matches_all(self._tokens(m), search)]
+                rows = [(s, m) for s, m in rows if matches_all(self._tokens(m), search)]
                 scores = self._bm25(search, [m for _, m in rows], prefix_last=True)
             if query.sort == "recent":
                 rows.sort(key=lambda r: (r[1].created_at, r[0]), reverse=True)
@@ -200,7 +194,7 @@ class InMemoryStore(Store):
                     )
                 )
             else:
-                rows.sort(key=lambda r: (-scores.get(r[1].id, 0.0), _desc(r[1].created_at), -r[0]))
+                rows.sort(key=lambda r: (-scores.get(r[1].id, 0.0), desc(r[1].created_at), -r[0]))
             window = rows[query.offset : query.offset + query.limit]
             return Page([Scored(m, scores.get(m.id, 0.0)) for _, m in window], len(rows))
 
@@ -287,35 +281,3 @@ class InMemoryStore(Store):
 
     def close(self) -> None:
         pass
-
-
-def _desc(text: str) -> str:
-    # Sort key that orders ISO timestamps newest first inside an ascending sort.
-    return "".join(chr(0x10FFFF - ord(c)) for c in text)
-
-
-def _ceil(moment: datetime) -> str:
-    if moment.microsecond:
-        moment = moment.replace(microsecond=0) + timedelta(seconds=1)
-    return format_timestamp(moment)
-
-
-def _phrase_count(tokens: list[str], phrase: Sequence[str], prefix: bool = False) -> int:
-    n = len(phrase)
-    count = 0
-    for i in range(len(tokens) - n + 1):
-        head, last = tokens[i : i + n - 1], tokens[i + n - 1]
-        if list(head) == list(phrase[:-1]) and (
-            last.startswith(phrase[-1]) if prefix else last == phrase[-1]
-        ):
-            count += 1
-    return count
-
-
-def _has_phrase(tokens: list[str], phrase: Sequence[str]) -> bool:
-    return _phrase_count(tokens, phrase) > 0
-
-
-def _matches_all(tokens: list[str], groups: Sequence[Sequence[str]]) -> bool:
-    *rest, last = groups
-    return all(_has_phrase(tokens, g) for g in rest) and _phrase_count(tokens, last, True) > 0
