@@ -6,24 +6,24 @@ header. The user id is never read from a body or a tool argument. `TenantGate` r
 anything else with 401 before any route, store or model is touched; the MCP layer repeats
 `Access.caller` for every MCP message, because one MCP session can carry several users.
 
-The proven caller of the request being served lives in a context variable (`RequestScope`);
-the per-user services (tenant_stores) read it, and release what they leased when it ends.
+The proven caller of the request being served lives in a context variable (`RequestScope`,
+tinycontext/request_scope.py); the per-user services (tenant_stores) read it, and release what
+they leased when it ends.
 """
 
 from __future__ import annotations
 
-import contextvars
 import hashlib
 import hmac
 import ipaddress
 import json
 import logging
-import threading
 import unicodedata
-from collections.abc import Callable, Iterator, MutableMapping, Sequence
-from contextlib import contextmanager
+from collections.abc import MutableMapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
+
+from tinycontext.request_scope import Caller, request_scope
 
 log = logging.getLogger("tinycontext.hosted")
 
@@ -113,18 +113,6 @@ class ProxyTrust:
 
 
 @dataclass(frozen=True)
-class Caller:
-    """Who sent the request being served."""
-
-    user_id: str | None = None  # proven by the proxy (hosted mode only)
-    operator: bool = False  # stdio, or a valid management Bearer token
-    local: bool = False  # stdio: the operator's own machine
-
-    def __repr__(self) -> str:  # never print the user id into logs or tracebacks
-        return f"Caller(user={'set' if self.user_id else None}, operator={self.operator})"
-
-
-@dataclass(frozen=True)
 class Access:
     """How callers are identified: hosted proxy trust and/or the management token."""
 
@@ -149,48 +137,6 @@ class Access:
             return Caller(operator=True, local=True)
         user = self.trust.verify(scope) if self.trust is not None else None
         return Caller(user_id=user, operator=self.is_operator(scope))
-
-
-class RequestScope:
-    """The caller of one request plus what was leased for it (released when it ends)."""
-
-    def __init__(self, caller: Caller) -> None:
-        self.caller = caller
-        self.lock = threading.Lock()
-        self.leased: dict[int, Any] = {}
-        self._releases: list[Callable[[], None]] = []
-
-    def on_release(self, release: Callable[[], None]) -> None:
-        with self.lock:
-            self._releases.append(release)
-
-    def release(self) -> None:
-        with self.lock:
-            releases, self._releases = self._releases, []
-            self.leased.clear()
-        for release in reversed(releases):
-            release()
-
-
-_current: contextvars.ContextVar[RequestScope | None] = contextvars.ContextVar(
-    "tinycontext_request_scope", default=None
-)
-
-
-def current_scope() -> RequestScope | None:
-    return _current.get()
-
-
-@contextmanager
-def request_scope(caller: Caller) -> Iterator[RequestScope]:
-    """Make `caller` the caller of everything run inside (threads started via anyio too)."""
-    scope = RequestScope(caller)
-    token = _current.set(scope)
-    try:
-        yield scope
-    finally:
-        _current.reset(token)
-        scope.release()
 
 
 UNAUTHORIZED_MESSAGE = (

@@ -17,7 +17,6 @@ from typing import Any
 from mcp.server.mcpserver import MCPServer
 
 from tinycontext import management as views
-from tinycontext.adapters.hosting.tenancy import Caller, current_scope
 from tinycontext.domain.errors import TinyContextError, UnauthorizedError
 from tinycontext.management import (
     BASE,
@@ -30,6 +29,7 @@ from tinycontext.management import (
     SERVICE_URI,
     Management,
 )
+from tinycontext.request_scope import Caller, current_scope
 from tinycontext.service import MemoryService
 
 from .errors import UNAUTHORIZED, rpc_error

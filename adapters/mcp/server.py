@@ -18,15 +18,11 @@ from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
 from mcp_types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import Field, ValidationError
 
-from tinycontext.adapters.hosting.tenancy import (
-    UNAUTHORIZED_MESSAGE,
-    Access,
-    Refused,
-    request_scope,
-)
+from tinycontext.adapters.hosting.tenancy import UNAUTHORIZED_MESSAGE, Access, Refused
 from tinycontext.domain.errors import InvalidRequestError, TinyContextError, UnauthorizedError
 from tinycontext.inputs import AtLeastOne, AtLeastZero, MemoryItem
 from tinycontext.management import Management
+from tinycontext.request_scope import request_scope
 from tinycontext.service_source import service_source, warm_up
 
 from . import prompts as text
