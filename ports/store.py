@@ -110,6 +110,12 @@ class Store(Protocol):
         """Live memories in scope by cosine similarity to `vector`, closest first."""
         ...
 
+    def nearest_many(
+        self, vectors: Sequence[Vector], model_key: str, scope: Scope, limit: int
+    ) -> list[list[Scored]]:
+        """`nearest` for each vector, in one call (a save's near-duplicate lookups)."""
+        ...
+
     def browse(self, query: ListQuery) -> Page:
         """A page of live memories for list_memories; with search, all groups must match and
         the last one may be a prefix; score is the BM25 score when searching."""

@@ -77,25 +77,31 @@ def _stored_neighbours(
     """Each item's nearest stored memories of its kind and scope.
 
     Nothing is written while a save is planned, so these lookups do not depend on each other:
-    half of them run on a helper thread (SQLite and PostgreSQL release the GIL): saving
-    batches of 32 into 20,000 memories went from ~240 to ~260 memories/s on two cores.
+    the items of a kind are looked up in one call (one pass over the stored vectors), and
+    half of them on a helper thread (SQLite and PostgreSQL release the GIL): saving batches
+    of 32 into 20,000 memories went from ~240 to ~260 memories/s on two cores with the split.
     """
-    def look(indices: range) -> list[list[Neighbour]]:
-        out = []
+    def look(indices: range) -> dict[int, list[Neighbour]]:
+        by_kind: dict[str, list[int]] = {}
         for i in indices:
-            kind = items[i][1]
+            by_kind.setdefault(items[i][1], []).append(i)
+        out: dict[int, list[Neighbour]] = {}
+        for kind, group in by_kind.items():
             scope = Scope(kind, None if kind == PROFILE else session, exact=True)
-            out.append([
-                Neighbour(hit.memory.ref, hit.memory.content, hit.score)
-                for hit in service.store.nearest(vectors[i], service.model_key, scope, NEIGHBOURS)
-            ])
+            found = service.store.nearest_many(
+                [vectors[i] for i in group], service.model_key, scope, NEIGHBOURS
+            )
+            for i, hits in zip(group, found, strict=True):
+                out[i] = [Neighbour(h.memory.ref, h.memory.content, h.score) for h in hits]
         return out
 
     middle = len(items) // 2
     if middle < PARALLEL_LOOKUPS:
-        return look(range(len(items)))
-    second = service.background_call(look, range(middle, len(items)))
-    return look(range(middle)) + second.result()
+        found = look(range(len(items)))
+    else:
+        second = service.background_call(look, range(middle, len(items)))
+        found = look(range(middle)) | second.result()
+    return [found[i] for i in range(len(items))]
 
 
 def _previous(

@@ -126,6 +126,14 @@ class TracedStore(Store):
             **{"tinycontext.store.limit": limit},
         )
 
+    def nearest_many(
+        self, vectors: Sequence[Vector], model_key: str, scope: Scope, limit: int
+    ) -> list[list[Scored]]:
+        return self._run(  # type: ignore[no-any-return]
+            "nearest_many", lambda: self.inner.nearest_many(vectors, model_key, scope, limit),
+            **{ITEMS: len(vectors), "tinycontext.store.limit": limit},
+        )
+
     def similarities(
         self, vector: Vector, model_key: str, memory_ids: Sequence[str]
     ) -> dict[str, float]:

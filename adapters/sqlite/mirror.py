@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import math
 import threading
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -182,35 +183,43 @@ class VectorMirror:
     def candidates(self, query: bytes, bits: bytes, scope: Scope, limit: int) -> list[int]:
         """Seqs of the `limit` vectors in scope nearest to `query` by their int8 codes, among
         the best by Hamming distance of the sign `bits`."""
+        return self.candidates_many([query], [bits], scope, limit)[0]
+
+    def candidates_many(
+        self, queries: Sequence[bytes], bits: Sequence[bytes], scope: Scope, limit: int
+    ) -> list[list[int]]:
+        """`candidates` for several queries of one scope: the scope's mask is made once and
+        the Hamming distances of all queries come from one pass over the sign bits (a save
+        looks up each item's near duplicates: 0.37 ms a query at 20,000 vectors alone)."""
         np = native.numpy()
 
         view = self._view
-        if view is None or view.n == 0:
-            return []
-        kind = view.kind_codes.get(scope.kind)
-        if kind is None:
-            return []
+        mask = None if view is None or view.n == 0 else _scope_mask(view, scope)
+        if view is None or mask is None:
+            return [[] for _ in queries]
         n = view.n
-        mask = view.kinds[:n] == kind
-        if scope.session_id is not None:
-            session = view.session_codes.get(scope.session_id)
-            if session is None:
-                return []
-            mask &= view.sessions[:n] == session
-        elif scope.exact:
-            mask &= view.sessions[:n] == NO_SESSION
         in_scope = int(np.count_nonzero(mask))
         wanted = candidate_count(limit, in_scope)
         if in_scope <= wanted:
             slots = np.flatnonzero(mask)
-        elif in_scope * 4 < n:  # a small scope: Hamming over its own columns only
-            slots = np.flatnonzero(mask)
-            distances = _hamming(view.bits[:, slots], bits)
-            slots = slots[_smallest(distances, wanted, view.seqs[slots])]
-        else:
-            distances = _hamming(view.bits[:, :n], bits)
-            distances[~mask] = 64 * len(view.bits) + 1  # farther than any real vector
-            slots = _smallest(distances, wanted, view.seqs[:n])
+            return [self._rescore(view, slots, q, limit) for q in queries]
+        small = in_scope * 4 < n  # a small scope: Hamming over its own columns only
+        columns = np.flatnonzero(mask) if small else None
+        distances = _hamming(view.bits[:, columns] if small else view.bits[:, :n], bits)
+        out = []
+        for row, query in enumerate(queries):
+            if small:
+                slots = columns[_smallest(distances[row], wanted, view.seqs[columns])]
+            else:
+                distances[row][~mask] = 64 * len(view.bits) + 1  # farther than any real one
+                slots = _smallest(distances[row], wanted, view.seqs[:n])
+            out.append(self._rescore(view, slots, query, limit))
+        return out
+
+    @staticmethod
+    def _rescore(view: _View, slots: Any, query: bytes, limit: int) -> list[int]:
+        np = native.numpy()
+
         seqs = view.seqs[slots]
         if len(slots) > limit:
             # einsum, not `@`: a BLAS matrix-vector product starts OpenBLAS threads that then
@@ -260,13 +269,31 @@ def _code(codes: dict[str, int], value: str | None) -> int:
     return known
 
 
-def _hamming(columns: Any, bits: bytes) -> Any:
+def _scope_mask(view: _View, scope: Scope) -> Any:
+    """The live slots in scope, or None when no slot can be (unknown kind or session)."""
+    kind = view.kind_codes.get(scope.kind)
+    if kind is None:
+        return None
+    n = view.n
+    mask = view.kinds[:n] == kind
+    if scope.session_id is not None:
+        session = view.session_codes.get(scope.session_id)
+        if session is None:
+            return None
+        mask &= view.sessions[:n] == session
+    elif scope.exact:
+        mask &= view.sessions[:n] == NO_SESSION
+    return mask
+
+
+def _hamming(columns: Any, bits: Sequence[bytes]) -> Any:
+    """Hamming distances of each query's sign bits to every column: (queries, columns)."""
     np = native.numpy()
 
-    words = np.frombuffer(word_bytes(bits), dtype=np.uint64)
-    distances = np.bitwise_count(columns[0] ^ words[0]).astype(np.uint16)
-    for i in range(1, len(words)):
-        distances += np.bitwise_count(columns[i] ^ words[i])
+    words = np.stack([np.frombuffer(word_bytes(b), dtype=np.uint64) for b in bits])
+    distances = np.bitwise_count(columns[0][None, :] ^ words[:, 0:1]).astype(np.uint16)
+    for i in range(1, words.shape[1]):
+        distances += np.bitwise_count(columns[i][None, :] ^ words[:, i : i + 1])
     return distances
 
 

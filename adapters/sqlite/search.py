@@ -214,6 +214,22 @@ class Retrieval:
             seqs = mirror.candidates(vector, sign_bits(vector), scope, limit)
         return self._exact(seqs, vector, model_key, scope, limit)
 
+    def nearest_many(
+        self, vectors: Sequence[Vector], model_key: str, scope: Scope, limit: int
+    ) -> list[list[Scored]]:
+        model_id = self._model_id(model_key)
+        if model_id is None or not vectors:
+            return [[] for _ in vectors]
+        with self._pool.lease() as conn:
+            mirror = self._mirror(conn, model_id, len(vectors[0]) // 4)
+            if mirror is None:
+                return [self._sql_nearest(conn, model_id, v, scope, limit) for v in vectors]
+            seqs = mirror.candidates_many(vectors, [sign_bits(v) for v in vectors], scope, limit)
+        return [
+            self._exact(s, v, model_key, scope, limit)
+            for s, v in zip(seqs, vectors, strict=True)
+        ]
+
     def _mirror(self, conn: Any, model_id: int, dims: int) -> VectorMirror | None:
         """The model's in-memory mirror brought up to date, or None to search in SQL (too
         many vectors to hold, or rows the mirror cannot hold)."""

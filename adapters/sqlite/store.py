@@ -124,6 +124,11 @@ class SqliteStore(Store):
     ) -> list[Scored]:
         return self._search.keyword_search(groups, scope, limit)
 
+    def nearest_many(
+        self, vectors: Sequence[Vector], model_key: str, scope: Scope, limit: int
+    ) -> list[list[Scored]]:
+        return self._search.nearest_many(vectors, model_key, scope, limit)
+
     def keyword_ideal(self, groups: Sequence[Sequence[str]]) -> float:
         return self._search.keyword_ideal(groups)
 

@@ -214,3 +214,18 @@ def test_nearest_with_dimensions_not_a_multiple_of_eight(store):
 
 def test_nearest_on_empty_store(store):
     assert store.nearest(vec("x"), KEY, EPI, 5) == []
+
+
+def test_nearest_many_answers_as_nearest_does_for_each_vector(store):
+    # 400 memories: the whole store and a session holding a sixth of it are both larger than
+    # the candidates an in-memory index would rescore, so every search path is taken.
+    store.add([new(mem(i + 1, f"memory number {i} about topic {i % 7} and thing {i % 11}",
+                       session="b" if i % 6 == 0 else "a", created=day(1 + i % 9)))
+               for i in range(400)])
+    queries = [vec(q) for q in ("topic 3 and thing 2", "memory number 7", "nothing alike")]
+    for scope in (EPI, Scope("episodic", "b"), Scope("episodic", "a")):
+        many = store.nearest_many(queries, KEY, scope, 5)
+        assert many == [store.nearest(q, KEY, scope, 5) for q in queries]
+        assert all(len(hits) == 5 for hits in many)
+    assert store.nearest_many([], KEY, EPI, 5) == []
+    assert store.nearest_many(queries, "other-model", EPI, 5) == [[], [], []]
