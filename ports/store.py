@@ -84,8 +84,9 @@ class Store(Protocol):
     def keyword_ideal(self, groups: Sequence[Sequence[str]]) -> float:
         """The keyword_search score a memory would get that holds each group once, at the
         average length of a memory: the sum of the groups' IDFs (0 without groups). Recall
-        weighs keyword matches against it (domain.recall.score_fusion)."""
-        ...
+        weighs keyword matches against it (domain.recall.score_fusion). This default, 0,
+        means no scale: recall then weighs them against the best match, as before."""
+        return 0.0
 
     def similarities(
         self, vector: Vector, model_key: str, memory_ids: Sequence[str]
@@ -113,8 +114,9 @@ class Store(Protocol):
     def nearest_many(
         self, vectors: Sequence[Vector], model_key: str, scope: Scope, limit: int
     ) -> list[list[Scored]]:
-        """`nearest` for each vector, in one call (a save's near-duplicate lookups)."""
-        ...
+        """`nearest` for each vector, in one call (a save's near-duplicate lookups). This
+        default asks `nearest` once a vector; a store that can share work overrides it."""
+        return [self.nearest(v, model_key, scope, limit) for v in vectors]
 
     def browse(self, query: ListQuery) -> Page:
         """A page of live memories for list_memories; with search, all groups must match and

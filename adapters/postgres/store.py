@@ -158,11 +158,6 @@ class PostgresStore(Store):
         indexed = dims in self._indexed or self._has_dense_index(dims)
         return self._search.nearest(vector, model_key, scope, limit, indexed)
 
-    def nearest_many(
-        self, vectors: Sequence[Vector], model_key: str, scope: Scope, limit: int
-    ) -> list[list[Scored]]:
-        return [self.nearest(v, model_key, scope, limit) for v in vectors]
-
     def similarities(
         self, vector: Vector, model_key: str, memory_ids: Sequence[str]
     ) -> dict[str, float]:

@@ -134,11 +134,6 @@ class InMemoryStore(Store):
             hits.sort(key=lambda s: (-s.score, desc(s.memory.created_at), s.memory.id))
             return hits[:limit]
 
-    def nearest_many(
-        self, vectors: Sequence[Vector], model_key: str, scope: Scope, limit: int
-    ) -> list[list[Scored]]:
-        return [self.nearest(v, model_key, scope, limit) for v in vectors]
-
     def similarities(
         self, vector: Vector, model_key: str, memory_ids: Sequence[str]
     ) -> dict[str, float]:
