@@ -7,6 +7,7 @@ container started from it."""
 from __future__ import annotations
 
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -34,5 +35,16 @@ def test_running_the_model_leaves_no_onnxruntime_device_id(tmp_path: Path) -> No
 
 
 def test_an_explicit_choice_is_kept(tmp_path: Path) -> None:
-    # Also shows the check above can see a device id when onnxruntime writes one.
-    assert list(_doctor(tmp_path, ORT_DISABLE_TELEMETRY="0").rglob("deviceid"))
+    # Whether onnxruntime then writes a device id depends on the machine (the CI machine does
+    # not), so this checks the setting the runtime sees, not the runtime's behaviour.
+    code = ("import os; from tinycontext import native; native.onnxruntime(); "
+            "print(os.environ['ORT_DISABLE_TELEMETRY'])")
+    for given, seen in ((None, "1"), ("0", "0")):
+        env = cli_env(tmp_path, HOME=str(tmp_path))
+        env.pop("ORT_DISABLE_TELEMETRY", None)
+        if given is not None:
+            env["ORT_DISABLE_TELEMETRY"] = given
+        done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
+                              text=True, timeout=120)
+        assert done.returncode == 0, done.stderr
+        assert done.stdout.strip() == seen
