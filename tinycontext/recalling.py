@@ -49,7 +49,8 @@ def recent_recall(
     }
 
 def semantic_recall(
-    service: MemoryService, query: str, session: str | None, budget: int, k: int, now: str
+    service: MemoryService, query: str, session: str | None, budget: int, k: int, now: str,
+    count: bool = True,
 ) -> dict[str, Any]:
     pool = candidate_pool(k)
     scope = Scope(EPISODIC, session)
@@ -121,7 +122,7 @@ def semantic_recall(
                       keyword_ideal=ideal)
         cut = budget_walk([service._cost(memories[r.memory_id]) for r in ranked], budget)
     chosen = ranked[: cut.count]
-    counting = count_recalls(service, [r.memory_id for r in chosen], now)
+    counting = count_recalls(service, [r.memory_id for r in chosen], now) if count else None
     result: dict[str, Any] = {
         "mode": "semantic",
         "memories": [

@@ -202,7 +202,11 @@ class MemoryService:
         session_id: str | None = None,
         max_tokens: int | None = None,
         top_k: int | None = None,
+        *,
+        count: bool = True,
     ) -> dict[str, Any]:
+        """`count=False` answers exactly the same but leaves recall counts alone: a person
+        previewing what an agent would get (the web UI's Ask page) is not a recall."""
         self.reindexer.ensure_started()
         budget = _positive(max_tokens, "max_tokens", self.config.recall_max_tokens)
         if query is not None and not isinstance(query, str):
@@ -220,7 +224,8 @@ class MemoryService:
         result: dict[str, Any] = {"current_time": now}
         if semantic:
             clean_content(query, what="query")
-            result.update(semantic_recall(self, query, session, budget, k, now))  # type: ignore[arg-type]
+            result.update(semantic_recall(
+                self, query, session, budget, k, now, count))  # type: ignore[arg-type]
         else:
             result.update(recent_recall(self, session, budget, k))
         result["profile"] = profile_pool(self)
