@@ -30,6 +30,8 @@ class ListQuery:
     search: tuple[tuple[str, ...], ...]
     # None: every memory; False: only never recalled (recall_count 0); True: recalled.
     recalled: bool | None = None
+    # True: only memories a newer version replaced (the web UI's history view); else live.
+    superseded: bool = False
 
 
 def build_list_query(

@@ -182,7 +182,8 @@ class PostgresStore(Store):
         return bool(found)
 
     def browse(self, query: ListQuery) -> Page:
-        where, params = " WHERE m.tenant = %s AND m.superseded_by IS NULL", [self.tenant]
+        live = "NOT NULL" if query.superseded else "NULL"
+        where, params = f" WHERE m.tenant = %s AND m.superseded_by IS {live}", [self.tenant]
         source, score, score_params = f"{MEMORIES} m", "NULL::float8", []  # type: str, str, list[Any]
         if query.search:
             groups = query_groups(query.search)

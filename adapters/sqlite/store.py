@@ -167,7 +167,8 @@ class SqliteStore(Store):
         return self._ivf.step(self._pool, model_id)
 
     def browse(self, query: ListQuery) -> Page:
-        joins, where, params = "", " WHERE m.superseded_by IS NULL", []  # type: list[Any]
+        live = "NOT NULL" if query.superseded else "NULL"
+        joins, where, params = "", f" WHERE m.superseded_by IS {live}", []  # type: list[Any]
         params = []
         if query.search:
             joins = " JOIN memory_fts ON memory_fts.rowid = m.seq"

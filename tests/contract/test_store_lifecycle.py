@@ -99,6 +99,17 @@ def test_browse_hides_superseded(shelf):
     assert mid(3) not in ids(page) and mid(7) in ids(page) and page.total_count == 6
 
 
+def test_browse_superseded_only(shelf):
+    from dataclasses import replace
+
+    shelf.supersede(mid(3), new(mem(7, "gardening in autumn", created=day(7))), day(7))
+    shelf.supersede(mid(1), new(mem(8, "python tips, revised", created=day(8))), day(8))
+    page = shelf.browse(replace(listing(), superseded=True))
+    assert ids(page) == [mid(3), mid(1)] and page.total_count == 2
+    found = shelf.browse(replace(listing(search="garden"), superseded=True))
+    assert ids(found) == [mid(3)]
+
+
 # -- mark_recalled / supersede -------------------------------------------------------------------
 def test_mark_recalled(store):
     store.add([new(mem(1, "a")), new(mem(2, "b"))])

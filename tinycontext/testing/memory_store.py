@@ -173,7 +173,7 @@ class InMemoryStore(Store):
         with self._lock:
             rows = [
                 (seq, m) for seq, m, _ in self._rows.values()
-                if m.superseded_by is None
+                if (m.superseded_by is not None) == query.superseded
                 and (query.session_id is None or m.session_id == query.session_id)
                 and (query.kind is None or m.kind == query.kind)
                 and (query.since is None or m.created_at >= ceil(query.since))
