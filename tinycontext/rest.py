@@ -30,6 +30,8 @@ def create_app(
     warm: bool = True,
     access: Access | None = None,
     management: Management | None = None,
+    ui_token: str | None = None,
+    ui: bool = False,
 ) -> FastAPI:
     """The REST app over a container (or a MemoryService, or hosted mode's TenantStores).
 
@@ -38,6 +40,8 @@ def create_app(
     `warm` loads the embedding model in the background at startup. With `access.trust`
     (hosted mode) every route but /health needs a proxy-proven caller (401 otherwise) and
     works on that caller's own store; `management` adds the management resources to /mcp.
+    `ui` serves the memory browser at /ui (tinycontext/web_ui.py): behind the tenancy gate in
+    hosted mode, else signed in with `ui_token` (the link `tinycontext rest --ui` prints).
     """
     from tinycontext.adapters.rest.api import build_app
 
@@ -48,30 +52,24 @@ def create_app(
 
         server = create_mcp_server(container, warm=False, access=access, management=management)
         mounted = mountable(server, hosts)
-    return build_app(container, hosts=hosts, on_shutdown=on_shutdown, warm=warm, access=access,
-                     mounted=mounted)
+    app = build_app(container, hosts=hosts, on_shutdown=on_shutdown, warm=warm, access=access,
+                    mounted=mounted)
+    if not ui:
+        return app
+    from tinycontext.adapters.web.security import new_token
+    from tinycontext.web_ui import mount_ui, ui_app
+
+    pages = ui_app(container, hosts=hosts, access=access, token=ui_token or new_token())
+    return mount_ui(app, pages)  # type: ignore[no-any-return]
 
 
 def app_from_environment(*, mcp: bool = False, bind_host: str | None = None) -> FastAPI:
     """The app a server process runs: config from file + env, telemetry from OTEL_*, hosted
-    mode and management from TINYCONTEXT_TENANCY / TINYCONTEXT_MANAGEMENT (validated)."""
-    import os
+    mode and management from TINYCONTEXT_TENANCY / TINYCONTEXT_MANAGEMENT (validated); the
+    steps are tinycontext.bootstrap's, as for `tinycontext rest`."""
+    from tinycontext.bootstrap import rest_app
 
-    from tinycontext import telemetry
-    from tinycontext.adapters.system.heap import start_heap_trimmer
-    from tinycontext.config import load_config
-    from tinycontext.hosted import load_server_settings, open_serving
-
-    config = load_config()
-    settings = load_server_settings(transport="http", store_url=config.store_url)
-    shutdown = telemetry.configure_from_environment()
-    serving = open_serving(config, settings)
-    start_heap_trimmer()  # a long-running process: freed heap goes back to the OS (see heap)
-    host = bind_host if bind_host is not None else os.environ.get("TINYCONTEXT_HOST", "")
-    return create_app(
-        serving.source, mcp=mcp, hosts=serving.hosts(host), on_shutdown=shutdown,
-        access=serving.access, management=serving.management,
-    )
+    return rest_app(mcp=mcp, bind_host=bind_host)
 
 
 _app: FastAPI | None = None

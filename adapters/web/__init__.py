@@ -1,0 +1,1 @@
+"""The memory browser (`tinycontext ui`): server-rendered pages over the MemoryService."""

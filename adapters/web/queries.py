@@ -1,0 +1,205 @@
+"""Everything the web pages read or change, and the ONLY module of the web family that calls
+the MemoryService: when the service's result shapes change, this is the one place to adapt.
+
+Writes go through the service's own operations (update_memory, delete_memory), so the pages
+follow the same rules and raise the same error codes as MCP and REST.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import replace
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+from tinycontext.domain.listing import ListQuery, build_list_query, preview
+from tinycontext.export_import import iter_stored, record
+from tinycontext.management import single_store_facts
+from tinycontext.service import MemoryService
+from tinycontext.service_source import service_source
+
+PAGE_SIZE = 50
+CHAIN_LIMIT = 20  # versions shown each way; longer histories say "and older"
+CHART_MONTHS = 12
+OVERVIEW_TTL = 30.0  # seconds: overview counts are cached (see overview)
+SORTS = ("recent", "stale", "recalled", "relevance")
+
+
+def service_getter(source: Any) -> Callable[[], MemoryService]:
+    """The service of the request being served (a container, a service or hosted mode's
+    per-user services: see tinycontext.service_source)."""
+    return service_source(source)
+
+
+def memories_page(
+    service: MemoryService, *, session: str | None, kind: str | None, since: str | None,
+    until: str | None, sort: str | None, search: str | None, superseded: bool, page: int,
+) -> dict[str, Any]:
+    """One page of the Memories table. `recalled` (most recalled first) reads the `stale`
+    order from the other end, so it costs what `stale` costs and needs no store change."""
+    offset = (page - 1) * PAGE_SIZE
+    store_sort = "stale" if sort == "recalled" else sort
+    if not superseded and sort != "recalled":
+        listed = service.list_memories(session, kind, since, until, PAGE_SIZE, offset,
+                                       store_sort, search)
+        rows = listed["memories"]
+        total = listed["total_count"]
+        used_sort = listed["sort"]
+    else:
+        query = build_list_query(session, kind, since, until, PAGE_SIZE, offset, store_sort,
+                                 search)
+        query = replace(query, superseded=superseded)
+        if session is not None:
+            service.list_memories(session_id=session, limit=1)  # session_not_found check
+        if sort == "recalled":
+            total = service.store.browse(replace(query, limit=1, offset=0)).total_count
+            start = max(total - offset - PAGE_SIZE, 0)
+            size = max(min(PAGE_SIZE, total - offset), 0)
+            hits = service.store.browse(replace(query, offset=start, limit=max(size, 1)))
+            found = list(reversed(hits.memories[:size]))
+        else:
+            page_hits = service.store.browse(query)
+            total, found = page_hits.total_count, page_hits.memories
+        rows = [_entry(hit.memory) for hit in found]
+        used_sort = sort or query.sort
+    pages = max(1, -(-total // PAGE_SIZE))
+    return {"rows": rows, "total": total, "page": page, "pages": pages, "sort": used_sort,
+            "has_more": offset + len(rows) < total}
+
+
+def _entry(m: Any) -> dict[str, Any]:
+    text, cut = preview(m.content)
+    return {"id": m.id, "ref": m.ref, "session_id": m.session_id, "kind": m.kind,
+            "content": text, "preview_truncated": cut, "content_tokens": m.content_tokens,
+            "created_at": m.created_at, "recall_count": m.recall_count,
+            "last_recalled_at": m.last_recalled_at, "superseded": m.superseded_by is not None}
+
+
+def ask(service: MemoryService, question: str, session: str | None, top_k: int | None,
+        max_tokens: int | None) -> dict[str, Any]:
+    """What recall_memories would return (not counted as a recall), plus what the token
+    budget left out: the same ranking again with room for every ranked memory, so the page
+    can draw the budget line where the real answer stopped."""
+    answer = service.recall_memories(question, session, max_tokens, top_k, count=False)
+    budget = max_tokens or service.config.recall_max_tokens
+    shown = answer["memories"]
+    if answer["truncated"] and answer.get("mode") == "semantic":
+        unbudgeted = service.recall_memories(question, session, 2**31 - 1, top_k, count=False)
+        shown = unbudgeted["memories"]
+    chosen = {m["id"] for m in answer["memories"]}
+    return {**answer, "budget": budget, "ranked": shown, "chosen": chosen,
+            "top_k": top_k or (service.config.recall_top_k if answer.get("mode") == "semantic"
+                               else None)}
+
+
+def detail(service: MemoryService, memory_id: str) -> dict[str, Any]:
+    """One memory in full, its older and newer versions, and what deleting it would do."""
+    memory = service.get_memory(memory_id)
+    older, newer = [], []
+    step = memory
+    while step.get("supersedes") and len(older) < CHAIN_LIMIT:
+        step = service.get_memory(step["supersedes"])
+        older.append(step)
+    step = memory
+    while step.get("superseded_by") and len(newer) < CHAIN_LIMIT:
+        step = service.get_memory(step["superseded_by"])
+        newer.append(step)
+    # Deleting the live end of a chain makes the version it replaced live again; deleting
+    # an older version only joins its neighbours.
+    restores = older[0] if older and not memory.get("superseded_by") else None
+    return {"memory": memory, "older": older, "newer": list(reversed(newer)),
+            "older_cut": bool(older) and bool(older[-1].get("supersedes")),
+            "restores": restores}
+
+
+def update(service: MemoryService, memory_id: str, content: str) -> dict[str, Any]:
+    _forget_overview(service)
+    return service.update_memory(memory_id, content)
+
+
+def delete(service: MemoryService, memory_id: str) -> dict[str, Any]:
+    _forget_overview(service)
+    return service.delete_memory(memory_id)
+
+
+def check_session(service: MemoryService, session: str | None) -> None:
+    """session_not_found (the service's own check) before an export starts streaming."""
+    if session is not None:
+        service.list_memories(session_id=session, limit=1)
+
+
+def export_lines(service: MemoryService, session: str | None,
+                 embeddings: bool) -> Iterator[bytes]:
+    """The CLI's JSON Lines export (tinycontext/export_import.py), a page at a time."""
+    for memory, vector in iter_stored(service.store, session):
+        line = json.dumps(record(memory, vector, embeddings), ensure_ascii=False) + "\n"
+        yield line.encode()
+
+
+# -- overview ------------------------------------------------------------------------------
+_cache: dict[int, tuple[float, dict[str, Any]]] = {}
+_cache_lock = threading.Lock()
+
+
+def _forget_overview(service: MemoryService) -> None:
+    with _cache_lock:
+        _cache.pop(id(service), None)
+
+
+def overview(service: MemoryService, operator: bool,
+             now: Callable[[], float] = time.monotonic) -> dict[str, Any]:
+    """Counts, a chart of memories saved per month, never and most recalled memories, the
+    model and re-embedding progress. The counts need a count over the store, so they are
+    cached for OVERVIEW_TTL seconds per store (and dropped after a change made here)."""
+    with _cache_lock:
+        hit = _cache.get(id(service))
+    if hit is not None and now() - hit[0] < OVERVIEW_TTL:
+        counts = hit[1]
+    else:
+        counts = _counts(service)
+        with _cache_lock:
+            _cache[id(service)] = (now(), counts)
+    config = service.config
+    reindexer = service.reindexer
+    result = {
+        **counts,
+        "never_recalled": service.list_memories(kind="episodic", sort="stale", limit=5),
+        "most_recalled": memories_page(
+            service, session=None, kind="episodic", since=None, until=None, sort="recalled",
+            search=None, superseded=False, page=1)["rows"][:5],
+        "model": config.embedding_model, "model_key": service.model_key,
+        "reindex": {"running": reindexer.running, "done": reindexer.done,
+                    "total": reindexer.total, "notice": reindexer.notice()},
+        "store": None,
+    }
+    if operator and not config.store_url:
+        path = Path(config.memory_db_path)
+        result["store"] = {"path": str(path), **single_store_facts(path)}
+    return result
+
+
+def _counts(service: MemoryService) -> dict[str, Any]:
+    by_kind = {kind: service.list_memories(kind=kind, limit=1)["total_count"]
+               for kind in ("episodic", "profile")}
+    never = ListQuery(None, "episodic", None, None, 1, 0, "recent", (), recalled=False)
+    newest = service.list_memories(limit=1)["memories"]
+    months: list[dict[str, Any]] = []
+    if newest:
+        last = int(newest[0]["created_at"][:4]) * 12 + int(newest[0]["created_at"][5:7]) - 1
+        for index in range(last - CHART_MONTHS + 1, last + 1):
+            year, month = divmod(index, 12)
+            after_year, after_month = divmod(index + 1, 12)
+            since = f"{year:04d}-{month + 1:02d}-01T00:00:00Z"
+            end = datetime(after_year, after_month + 1, 1, tzinfo=UTC) - timedelta(seconds=1)
+            count = service.list_memories(
+                since=since, until=end.strftime("%Y-%m-%dT%H:%M:%SZ"), limit=1)["total_count"]
+            months.append({"month": since[:7], "count": count})
+    peak = max((m["count"] for m in months), default=0)
+    for item in months:
+        item["percent"] = round(100 * item["count"] / peak) if peak else 0
+    return {"by_kind": by_kind, "total": sum(by_kind.values()), "months": months,
+            "never_count": service.store.browse(never).total_count}

@@ -1,0 +1,135 @@
+"""The memory browser's guard over HTTP: access token, cookies, Host, Origin, CSRF, headers,
+and hosted mode's tenancy gate in front of the mounted pages."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.integration.web_support import BASE, TOKEN, csrf_of, fake_service, post_form, signed_in
+from tinycontext.adapters.web.app import create_ui_app
+from tinycontext.allowed_hosts import allowed_hosts
+
+
+@pytest.fixture
+def service(tmp_path):
+    svc = fake_service(tmp_path)
+    svc.save_memories([{"content": "The project uses SQLite for local state."}])
+    return svc
+
+
+@pytest.fixture
+def app(service):
+    return create_ui_app(service, token=TOKEN, hosts=allowed_hosts("127.0.0.1"))
+
+
+def _memory_id(service):
+    return service.list_memories()["memories"][0]["id"]
+
+
+def test_every_page_needs_the_token(app, service):
+    from starlette.testclient import TestClient
+
+    client = TestClient(app, base_url=BASE, follow_redirects=False)
+    for path in ("/", "/memories", "/ask?q=sqlite", f"/memory/{_memory_id(service)}",
+                 "/export", "/export/download"):
+        response = client.get(path)
+        assert response.status_code == 401, path
+        assert "SQLite" not in response.text
+    assert client.get("/?token=wrong").status_code == 401
+    client.cookies.set("tinycontext_ui_80", "wrong")
+    assert client.get("/").status_code == 401
+
+
+def test_the_link_sets_an_httponly_strict_cookie_and_drops_the_token(app):
+    from starlette.testclient import TestClient
+
+    client = TestClient(app, base_url=BASE, follow_redirects=False)
+    first = client.get(f"/memories?token={TOKEN}&kind=episodic")
+    assert first.status_code == 303
+    assert first.headers["location"] == "/memories?kind=episodic"
+    cookie = [c for c in first.headers.get_list("set-cookie") if c.startswith("tinycontext_ui_")]
+    assert cookie and "HttpOnly" in cookie[0] and "SameSite=Strict" in cookie[0]
+    assert client.get("/memories?kind=episodic").status_code == 200
+
+
+def test_host_header_limited_to_loopback_names(app):
+    client = signed_in(app)
+    assert client.get("/", headers={"host": "127.0.0.1:9999"}).status_code == 200
+    assert client.get("/", headers={"host": "localhost"}).status_code == 200
+    refused = client.get("/", headers={"host": "evil.example"})
+    assert refused.status_code == 421 and "SQLite" not in refused.text
+
+
+def test_security_headers_on_every_response(app):
+    client = signed_in(app)
+    for response in (client.get("/"), client.get("/nope"), client.get("/static/ui.css")):
+        csp = response.headers["content-security-policy"]
+        assert "script-src 'self'" in csp and "frame-ancestors 'none'" in csp
+        assert "unsafe-inline" not in csp
+        assert response.headers["x-frame-options"] == "DENY"
+        assert response.headers["x-content-type-options"] == "nosniff"
+    assert "<script>" not in client.get("/").text  # only <script src=...>: no inline script
+
+
+def test_changes_need_same_origin_and_csrf(app, service):
+    client = signed_in(app)
+    mid = _memory_id(service)
+    token = csrf_of(client.get(f"/memory/{mid}").text)
+    fields = {"content": "Changed.", "csrf": token}
+    cross = post_form(client, f"/memory/{mid}/edit", fields, origin="http://evil.example")
+    assert cross.status_code == 403
+    missing = post_form(client, f"/memory/{mid}/edit", fields, origin=None)
+    assert missing.status_code == 403
+    forged = post_form(client, f"/memory/{mid}/edit", {**fields, "csrf": "guess"})
+    assert forged.status_code == 400 and "security token" in forged.text
+    no_field = post_form(client, f"/memory/{mid}/delete", {})
+    assert no_field.status_code == 400
+    # Nothing changed by any refused request.
+    assert service.get_memory(mid)["superseded_by"] is None
+    assert service.list_memories()["total_count"] == 1
+    ok = post_form(client, f"/memory/{mid}/edit", fields)
+    assert ok.status_code == 303
+    assert service.get_memory(mid)["superseded_by"] is not None
+
+
+def test_referer_counts_as_origin(app, service):
+    client = signed_in(app)
+    mid = _memory_id(service)
+    token = csrf_of(client.get(f"/memory/{mid}").text)
+    response = client.post(f"/memory/{mid}/delete", content=f"csrf={token}",
+                           headers={"content-type": "application/x-www-form-urlencoded",
+                                    "referer": f"{BASE}/memory/{mid}/delete"})
+    assert response.status_code == 303
+    assert service.list_memories()["total_count"] == 0
+
+
+def test_hosted_pages_sit_behind_the_tenancy_gate(tmp_path):
+    """Mounted in the REST app in hosted mode: unproven callers get 401, each proven user
+    sees only their own store."""
+    from starlette.testclient import TestClient
+
+    from tinycontext.adapters.hosting.tenancy import Access, ProxyTrust
+    from tinycontext.request_scope import current_scope
+    from tinycontext.rest import create_app
+
+    stores = {"ann": fake_service(tmp_path / "a"), "bob": fake_service(tmp_path / "b")}
+    stores["ann"].save_memories([{"content": "Ann's secret garden plan."}])
+    stores["bob"].save_memories([{"content": "Bob likes trains."}])
+
+    def current():
+        return stores[current_scope().caller.user_id]
+
+    import ipaddress
+
+    proxy = b"p" * 40
+    trust = ProxyTrust((ipaddress.ip_network("127.0.0.0/8"),), proxy)
+    app = create_app(current, access=Access(trust), warm=False, ui=True)
+    client = TestClient(app, base_url=BASE, client=("127.0.0.1", 5000))
+    assert client.get("/ui/memories").status_code == 401
+    headers = {"x-tinycontext-proxy-token": proxy.decode()}
+    ann = client.get("/ui/memories", headers={**headers, "x-tinycontext-user-id": "ann"})
+    assert ann.status_code == 200 and "garden" in ann.text and "trains" not in ann.text
+    bob = client.get("/ui/memories", headers={**headers, "x-tinycontext-user-id": "bob"})
+    assert "trains" in bob.text and "garden" not in bob.text
+    overview = client.get("/ui/", headers={**headers, "x-tinycontext-user-id": "ann"})
+    assert overview.status_code == 200 and "Store file" not in overview.text  # operators only
