@@ -1,5 +1,6 @@
 """The `tinycontext` command: MCP over stdio (default), Streamable HTTP, REST, doctor,
-export, import and repair. Logging goes to stderr; on stdio, stdout belongs to the protocol."""
+export, import, repair and the memory browser (ui). Logging goes to stderr; on stdio, stdout
+belongs to the protocol."""
 
 from __future__ import annotations
 
@@ -45,6 +46,13 @@ def _parser() -> argparse.ArgumentParser:
                        help=f"port (TINYCONTEXT_PORT, default {port})")
     sub.choices["rest"].add_argument("--with-mcp", action="store_true",
                                      help="also serve Streamable HTTP MCP at /mcp")
+    from tinycontext.ui_command import UI_HELP, add_ui_arguments
+
+    for name in ("serve", "rest"):
+        sub.choices[name].add_argument("--ui", action="store_true", help="also serve the "
+                                       "memory browser at /ui (prints its link)")
+    add_ui_arguments(sub.add_parser("ui", help="open the memory browser in a web browser",
+                                    description=UI_HELP))
     doctor = sub.add_parser("doctor", help="show the configuration and check readiness",
                             description="Print the resolved configuration and check storage, "
                             "SQLite/FTS5, sqlite-vec and the embedding model. Exit 0 when ready.")
@@ -186,6 +194,10 @@ def cmd_serve(args: argparse.Namespace) -> int:
     def run(s: Any) -> None:
         app = http_app(s.source, host, hosts=s.hosts(host), access=s.access,
                        management=s.management)
+        if args.ui:
+            from tinycontext.ui_command import with_ui
+
+            app = with_ui(app, s, host, port)
         serve_http(app, host, port, "MCP at /mcp" + (" (hosted mode)" if s.hosted else ""))
 
     return _serving("http", run)
@@ -202,9 +214,21 @@ def cmd_rest(args: argparse.Namespace) -> int:
     def run(s: Any) -> None:
         app = create_app(s.source, mcp=args.with_mcp, hosts=s.hosts(host), access=s.access,
                          management=s.management)
+        if args.ui:
+            from tinycontext.ui_command import with_ui
+
+            app = with_ui(app, s, host, port)
         serve_http(app, host, port, "REST API" + (" (hosted mode)" if s.hosted else ""))
 
     return _serving("http", run)
+
+
+def cmd_ui(args: argparse.Namespace) -> int:
+    if (code := _needs("ui", "starlette", "uvicorn", "jinja2")) is not None:
+        return code
+    from tinycontext.ui_command import run_ui
+
+    return _serving("http", lambda s: run_ui(s, args.host, args.port, not args.no_open))
 
 
 def cmd_doctor(args: argparse.Namespace) -> int:
@@ -259,7 +283,7 @@ def cmd_import(args: argparse.Namespace) -> int:
 
 COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
     "mcp": cmd_mcp, "serve": cmd_serve, "rest": cmd_rest, "doctor": cmd_doctor,
-    "export": cmd_export, "import": cmd_import, "repair": cmd_repair,
+    "export": cmd_export, "import": cmd_import, "repair": cmd_repair, "ui": cmd_ui,
 }
 
 
