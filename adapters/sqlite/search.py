@@ -1,47 +1,21 @@
-"""The two retrievers of the SQLite store: FTS5 BM25 and sqlite-vec cosine, both bounded."""
+"""The two retrievers of the SQLite store: FTS5 BM25 and sqlite-vec cosine (dense.py), both
+bounded."""
 
 from __future__ import annotations
 
-import json
 import math
-import time
 from collections.abc import Sequence
-from typing import Any
 
-from tinycontext import native
 from tinycontext.domain.context import KEYWORD_CONTEXT_WEIGHT
-from tinycontext.domain.memory import Memory
 from tinycontext.domain.text import fold, stem_groups
-from tinycontext.ports.embedder import Vector
 from tinycontext.ports.store import Scope, Scored
 
-from . import ivf as sqlite_ivf
-from .connection import ConnectionPool
-from .ivf import CELL_BITS, COUNT_TTL_SECONDS, IvfIndex
-from .mirror import MAX_MIRROR_BYTES, MirrorUnusable, VectorMirror
+from .dense import DenseRetrieval, sign_bits
+from .rows import COLUMNS, memory_from_row, padded, scope_sql
 
-COLUMNS = (
-    "m.id, m.content, m.kind, m.session_id, m.created_at, m.content_tokens, m.recall_count, "
-    "m.last_recalled_at, m.superseded_by, m.superseded_at, m.supersedes, m.embedding_model"
-)
-# Exact cosine is computed on twice as many sign-bit candidates as asked for (at least
-# MIN_RERANK); in scopes smaller than that every vector is scored exactly. Past
-# RERANK_SCALE_ROWS vectors the factor grows with the square root of the store (at most
-# MAX_RERANK_FACTOR): sign bits separate near neighbours less well among more vectors
-# (measured at 100,000: recall@10 against exact 0.91 at 2x, 0.95 at 4x, 0.97 at 8x, for
-# about 0.7 ms per extra 200 rows), while at 20,000 2x already finds the exact top 10.
-MIN_RERANK = 64
-RERANK_FACTOR = 2
-RERANK_SCALE_ROWS = 20_000
-MAX_RERANK_FACTOR = 6
-
-
-def rerank_count(limit: int, rows: int) -> int:
-    """Sign-bit candidates scored exactly for `limit` results among `rows` vectors."""
-    factor = min(MAX_RERANK_FACTOR, max(RERANK_FACTOR, RERANK_FACTOR * math.sqrt(
-        rows / RERANK_SCALE_ROWS)))
-    return max(MIN_RERANK, int(factor * limit))
-
+__all__ = [  # the row helpers and sign bits are imported from here by older callers
+    "COLUMNS", "Retrieval", "memory_from_row", "padded", "scope_sql", "sign_bits",
+]
 
 # Recall's BM25 over the columns (terms, stems, context): stems at 1, context lower.
 RECALL_BM25 = f"bm25(memory_fts, 0.0, 1.0, {KEYWORD_CONTEXT_WEIGHT})"
@@ -49,13 +23,6 @@ RECALL_BM25 = f"bm25(memory_fts, 0.0, 1.0, {KEYWORD_CONTEXT_WEIGHT})"
 MIN_POSTINGS = 3000
 POSTINGS_PER_RESULT = 10
 RAREST_WORD_CAP = 4
-
-
-def padded(vector: Vector) -> Vector:
-    """sqlite-vec's binary quantisation needs a multiple of 8 dimensions; zero-pad the rest
-    (identically for stored and query vectors, so Hamming distances stay comparable)."""
-    spare = (len(vector) // 4) % 8
-    return vector + b"\0" * (4 * (8 - spare)) if spare else vector
 
 
 def fts5_idf(documents: int, rows: int) -> float:
@@ -75,9 +42,6 @@ def _varint(data: bytes) -> int:
     return value
 
 
-def memory_from_row(row: Sequence[Any]) -> Memory:
-    return Memory(*row[:12])
-
 
 def _phrase(group: Sequence[str], prefix: bool = False) -> str:
     # Tokens hold only letters and digits (domain.text), so quoting cannot be broken out of.
@@ -96,26 +60,10 @@ def fts_all_last_prefix(groups: Sequence[Sequence[str]]) -> str:
     return " ".join(parts)
 
 
-def scope_sql(scope: Scope, alias: str) -> tuple[str, list[Any]]:
-    sql, params = f" AND {alias}.kind = ?", [scope.kind]
-    if scope.session_id is not None:
-        sql += f" AND {alias}.session_id = ?"
-        params.append(scope.session_id)
-    elif scope.exact:
-        sql += f" AND {alias}.session_id IS NULL"
-    return sql, params
 
-
-class Retrieval:
-    """Keyword and vector candidate search over one store's connections."""
-
-    def __init__(self, pool: ConnectionPool, ivf: IvfIndex) -> None:
-        self._pool = pool
-        self._ivf = ivf
-        self._scope_counts: dict[tuple[int, Scope], tuple[float, int]] = {}
-        self._model_ids: dict[str, int] = {}
-        self._mirrors: dict[int, VectorMirror] = {}
-        self._unmirrored: set[int] = set()
+class Retrieval(DenseRetrieval):
+    """Keyword and vector candidate search over one store's connections (the vector side
+    in dense.py)."""
 
     def _prune_common(self, groups: Sequence[Sequence[str]], limit: int) -> list[Sequence[str]]:
         """Keep the rarest query words whose postings fit a budget.
@@ -202,164 +150,3 @@ class Retrieval:
             (match, than + 1),
         )
         return bool(found[0][0] > than)
-
-    def nearest(self, vector: Vector, model_key: str, scope: Scope, limit: int) -> list[Scored]:
-        model_id = self._model_id(model_key)
-        if model_id is None:
-            return []
-        with self._pool.lease() as conn:
-            mirror = self._mirror(conn, model_id, len(vector) // 4)
-            if mirror is None:
-                return self._sql_nearest(conn, model_id, vector, scope, limit)
-            seqs = mirror.candidates(vector, sign_bits(vector), scope, limit)
-        return self._exact(seqs, vector, model_key, scope, limit)
-
-    def nearest_many(
-        self, vectors: Sequence[Vector], model_key: str, scope: Scope, limit: int
-    ) -> list[list[Scored]]:
-        model_id = self._model_id(model_key)
-        if model_id is None or not vectors:
-            return [[] for _ in vectors]
-        with self._pool.lease() as conn:
-            mirror = self._mirror(conn, model_id, len(vectors[0]) // 4)
-            if mirror is None:
-                return [self._sql_nearest(conn, model_id, v, scope, limit) for v in vectors]
-            seqs = mirror.candidates_many(vectors, [sign_bits(v) for v in vectors], scope, limit)
-        return [
-            self._exact(s, v, model_key, scope, limit)
-            for s, v in zip(seqs, vectors, strict=True)
-        ]
-
-    def _mirror(self, conn: Any, model_id: int, dims: int) -> VectorMirror | None:
-        """The model's in-memory mirror brought up to date, or None to search in SQL (too
-        many vectors to hold, or rows the mirror cannot hold)."""
-        if model_id in self._unmirrored:
-            return None
-        mirror = self._mirrors.get(model_id)
-        # A loaded mirror knows its size; a count in SQL costs ~7 ms at 100,000 vectors.
-        held = mirror.size() if mirror is not None else None
-        if self.too_large(conn, model_id, dims, held):
-            self._mirrors.pop(model_id, None)
-            return None
-        if mirror is None:
-            mirror = self._mirrors.setdefault(model_id, VectorMirror(model_id))
-        try:
-            mirror.sync(conn)
-        except MirrorUnusable:
-            self._unmirrored.add(model_id)
-            self._mirrors.pop(model_id, None)
-            return None
-        return mirror
-
-    def too_large(self, conn: Any, model_id: int, dims: int, rows: int | None = None) -> bool:
-        """Whether a model's vectors are too many to mirror (its search then runs in SQL)."""
-        if rows is None:
-            rows = self._ivf.rows(conn, model_id)
-        return rows * (dims + dims // 8 + 16) > MAX_MIRROR_BYTES
-
-    def forget(self) -> None:
-        self._mirrors.clear()
-
-    def _exact(
-        self, seqs: list[int], vector: Vector, model_key: str, scope: Scope, limit: int
-    ) -> list[Scored]:
-        """sqlite-vec's exact cosine orders the mirror's candidates; the filters drop any
-        the mirror has not yet seen change (superseded, re-embedded, moved)."""
-        if not seqs:
-            return []
-        where, params = scope_sql(scope, "m")
-        rows = self._pool.read(
-            f"SELECT {COLUMNS}, 1.0 - vec_distance_cosine(m.embedding, ?) AS similarity "
-            # CROSS JOIN pins the candidate list as the outer loop (one seek per candidate);
-            # a variant without ORDER BY was planned as a scan of memories: 400 ms at 20k.
-            "FROM json_each(?) j CROSS JOIN memories m ON m.seq = j.value "
-            f"WHERE m.superseded_by IS NULL AND m.embedding_model = ?{where} "
-            "ORDER BY similarity DESC, m.created_at DESC, m.id LIMIT ?",
-            [vector, json.dumps(seqs), model_key, *params, limit],
-        )
-        return [Scored(memory_from_row(r), float(r[12])) for r in rows]
-
-    def _sql_nearest(
-        self, conn: Any, model_id: int, vector: Vector, scope: Scope, limit: int
-    ) -> list[Scored]:
-        where, params = scope_sql(scope, "v")
-        clustering = self._ivf.current(conn, model_id)
-        large = 2 * sqlite_ivf.PROBE_ROWS
-        if clustering is None or self._scope_rows(conn, model_id, scope) <= large:
-            # Small scope (or not clustered yet): every row in scope.
-            return self._ranked(
-                "vector_index", [], " AND v.model_id = ?" + where,
-                [model_id, *params], vector, limit, rerank_count(limit, 0),
-            )
-        rows = self._ivf.rows(conn, model_id)
-        probes = clustering.probes(vector, rows, limit)
-        # Large scope: only rows of the nearest cells, plus rows not yet re-tagged.
-        return self._cells(
-            model_id, probes, clustering.version << CELL_BITS, where, params, vector, limit,
-            rerank_count(limit, rows),
-        )
-
-    def _cells(
-        self, model_id: int, cells: list[int], untagged: int, where: str,
-        params: list[Any], vector: Vector, limit: int, rerank: int,
-    ) -> list[Scored]:
-        """The best `limit` rows of the given cells (and of rows tagged before `untagged`)."""
-        source = (
-            "(SELECT seq, kind, session_id, bits FROM vector_index WHERE model_id = ? "
-            "AND cell_key IN (SELECT value FROM json_each(?)) UNION ALL "
-            "SELECT seq, kind, session_id, bits FROM vector_index WHERE model_id = ? "
-            "AND cell_key < ?)"
-        )
-        source_params = [model_id, json.dumps(cells), model_id, untagged]
-        return self._ranked(source, source_params, where, params, vector, limit, rerank)
-
-    def _ranked(
-        self, source: str, source_params: list[Any], filters: str, params: list[Any],
-        vector: Vector, limit: int, rerank: int,
-    ) -> list[Scored]:
-        # Stage 1: Hamming distance on sign bits picks a bounded candidate set in C.
-        # Stage 2: exact cosine (sqlite-vec) on those rows' float32 vectors.
-        rows = self._pool.read(
-            f"WITH candidates AS (SELECT v.seq FROM {source} v WHERE 1 = 1{filters} "
-            "ORDER BY vec_distance_hamming(vec_bit(v.bits), vec_bit(?)) LIMIT ?) "
-            f"SELECT {COLUMNS}, 1.0 - vec_distance_cosine(m.embedding, ?) AS similarity "
-            "FROM candidates c JOIN memories m ON m.seq = c.seq "
-            "ORDER BY similarity DESC, m.created_at DESC, m.id LIMIT ?",
-            [*source_params, *params, sign_bits(vector), rerank, vector, limit],
-        )
-        return [Scored(memory_from_row(r), float(r[12])) for r in rows]
-
-    def _scope_rows(self, conn: Any, model_id: int, scope: Scope) -> int:
-        if scope.session_id is None and not scope.exact and scope.kind == "episodic":
-            return self._ivf.rows(conn, model_id)  # the whole store's episodic vectors
-        key = (model_id, scope)
-        now = time.monotonic()
-        cached = self._scope_counts.get(key)
-        if cached is not None and now - cached[0] < COUNT_TTL_SECONDS:
-            return cached[1]
-        where, params = scope_sql(scope, "v")
-        count = int(conn.execute(
-            f"SELECT count(*) FROM vector_index v WHERE v.model_id = ?{where}",
-            [model_id, *params],
-        ).fetchone()[0])
-        self._scope_counts[key] = (now, count)
-        return count
-
-    def _model_id(self, model_key: str) -> int | None:
-        """Id of a model key; cached once known (ids are never reused or renumbered)."""
-        known = self._model_ids.get(model_key)
-        if known is None:
-            row = self._pool.read("SELECT id FROM embedding_models WHERE key = ?", (model_key,))
-            if not row:
-                return None
-            known = self._model_ids[model_key] = int(row[0][0])
-        return known
-
-
-def sign_bits(vector: Vector) -> bytes:
-    """The sign bits of a vector exactly as sqlite-vec's vec_quantize_binary packs them
-    (bit set for x > 0, least significant bit first), computed without a query."""
-    np = native.numpy()
-
-    values = np.frombuffer(padded(vector), dtype=np.float32)
-    return bytes(np.packbits(values > 0, bitorder="little").tobytes())

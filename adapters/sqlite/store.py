@@ -3,35 +3,26 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 from tinycontext.domain.errors import MemoryAlreadySupersededError
 from tinycontext.domain.listing import ListQuery
-from tinycontext.domain.memory import Memory, format_timestamp, ref_of
+from tinycontext.domain.memory import Memory, ref_of
 from tinycontext.domain.text import searchable_text, stemmed_terms
 from tinycontext.ports.embedder import Vector
 from tinycontext.ports.store import NewMemory, Page, Scope, Scored, Store
 
 from . import context as sqlite_context
+from . import listing as sqlite_listing
 from .connection import ConnectionPool
 from .ivf import IvfIndex
 from .search import (
     COLUMNS,
     Retrieval,
-    fts_all_last_prefix,
     memory_from_row,
     padded,
 )
-
-LIST_BM25 = "bm25(memory_fts, 1.0, 0.0, 0.0)"  # list search ranks by the words as written
-
-
-def _ceil_second(moment: datetime) -> str:
-    if moment.microsecond:
-        moment = moment.replace(microsecond=0) + timedelta(seconds=1)
-    return format_timestamp(moment)
 
 
 class SqliteStore(Store):
@@ -167,44 +158,7 @@ class SqliteStore(Store):
         return self._ivf.step(self._pool, model_id)
 
     def browse(self, query: ListQuery) -> Page:
-        live = "NOT NULL" if query.superseded else "NULL"
-        joins, where, params = "", f" WHERE m.superseded_by IS {live}", []  # type: list[Any]
-        params = []
-        if query.search:
-            joins = " JOIN memory_fts ON memory_fts.rowid = m.seq"
-            where += " AND memory_fts MATCH ?"
-            # List search reads the words as written (prefixes), never stems or context.
-            params.append(f"{{terms}} : ({fts_all_last_prefix(query.search)})")
-        if query.session_id is not None:
-            where += " AND m.session_id = ?"
-            params.append(query.session_id)
-        if query.kind is not None:
-            where += " AND m.kind = ?"
-            params.append(query.kind)
-        if query.since is not None:
-            where += " AND m.created_at >= ?"
-            params.append(_ceil_second(query.since))
-        if query.until is not None:
-            where += " AND m.created_at <= ?"
-            params.append(format_timestamp(query.until))
-        if query.recalled is not None:
-            where += " AND m.recall_count > 0" if query.recalled else " AND m.recall_count = 0"
-        order = {
-            "recent": "m.created_at DESC, m.seq DESC",
-            "stale": "m.recall_count ASC, m.last_recalled_at ASC, m.created_at ASC, m.seq ASC",
-            "relevance": f"{LIST_BM25}, m.created_at DESC, m.seq DESC",
-        }[query.sort]
-        score = f"-{LIST_BM25}" if query.search else "NULL"
-        total = self._pool.read(f"SELECT count(*) FROM memories m{joins}{where}", params)[0][0]
-        rows = self._pool.read(
-            f"SELECT {COLUMNS}, {score} FROM memories m{joins}{where} ORDER BY {order} "
-            "LIMIT ? OFFSET ?",
-            [*params, query.limit, query.offset],
-        )
-        return Page(
-            [Scored(memory_from_row(r), float(r[12]) if r[12] is not None else 0.0) for r in rows],
-            int(total),
-        )
+        return sqlite_listing.browse(self._pool, query)
 
     def session_exists(self, session_id: str) -> bool:
         return bool(
@@ -319,19 +273,7 @@ class SqliteStore(Store):
     def export_page(
         self, after: int, limit: int, session_id: str | None
     ) -> list[tuple[int, Memory, Vector | None]]:
-        where, params = "m.seq > ?", [after]  # type: tuple[str, list[Any]]
-        if session_id is not None:
-            where += " AND m.session_id = ?"
-            params.append(session_id)
-        rows = self._pool.read(
-            f"SELECT {COLUMNS}, m.seq, m.embedding FROM memories m WHERE {where} "
-            "ORDER BY m.seq LIMIT ?",
-            [*params, limit],
-        )
-        return [
-            (int(r[12]), memory_from_row(r), None if r[13] is None else bytes(r[13]))
-            for r in rows
-        ]
+        return sqlite_listing.export_page(self._pool, after, limit, session_id)
 
     def close(self) -> None:
         self._pool.close()

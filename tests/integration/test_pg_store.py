@@ -15,7 +15,7 @@ import pytest
 from tests.contract.store_support import KEY, listing, mem, mid, new, vec
 from tests.fakes import HashEmbedder
 from tests.pg_fixture import admin_url, temporary_database, with_database
-from tinycontext.adapters.postgres import search as pg_search
+from tinycontext.adapters.postgres import dense as pg_dense
 from tinycontext.adapters.postgres.connection import SharedPgPool, redact_url
 from tinycontext.adapters.postgres.doctor import check_postgres
 from tinycontext.adapters.postgres.schema import SCHEMA_VERSION
@@ -122,7 +122,7 @@ def test_one_hnsw_index_per_dimension(pg_database: str) -> None:
 # -- dense search at scale -------------------------------------------------------------------
 def test_large_scopes_use_the_hnsw_index_and_agree_with_exact_search(pg_database: str) -> None:
     store = PostgresStore(pg_database)
-    vectors = random_vectors(pg_search.EXACT_SCOPE + 1000, 32)
+    vectors = random_vectors(pg_dense.EXACT_SCOPE + 1000, 32)
     bulk(store, vectors)
     matrix = np.frombuffer(b"".join(vectors), dtype="<f4").reshape(len(vectors), 32)
     with admin(pg_database) as conn:
@@ -148,8 +148,8 @@ def test_a_small_scope_inside_a_large_index_still_gets_every_match(
     store = PostgresStore(pg_database)
     bulk(store, random_vectors(3000, 32), session="big")
     bulk(store, random_vectors(30, 32, seed=3), session="tiny", start=5000)
-    monkeypatch.setattr(pg_search, "SMALL_SCOPE", 10)  # force the index path for "tiny"
-    monkeypatch.setattr(pg_search, "EXACT_SCOPE", 10)
+    monkeypatch.setattr(pg_dense, "SMALL_SCOPE", 10)  # force the index path for "tiny"
+    monkeypatch.setattr(pg_dense, "EXACT_SCOPE", 10)
     with admin(pg_database) as conn:
         conn.execute("ANALYZE tinycontext.memories")
     hits = store.nearest(random_vectors(1, 32, seed=4)[0], "rand", Scope("episodic", "tiny"), 25)

@@ -10,7 +10,7 @@ import pytest
 
 from tinycontext.adapters.sqlite import ivf as sqlite_ivf
 from tinycontext.adapters.sqlite import mirror as sqlite_mirror
-from tinycontext.adapters.sqlite import search as sqlite_search
+from tinycontext.adapters.sqlite import dense as sqlite_dense
 from tinycontext.adapters.sqlite.schema import SCHEMA_VERSION
 from tinycontext.adapters.sqlite.store import SqliteStore
 from tinycontext.domain.memory import Memory
@@ -181,7 +181,7 @@ def test_rows_the_mirror_cannot_hold_fall_back_to_sql(tmp_path: Path) -> None:
 
 
 def test_large_stores_search_in_sql(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(sqlite_search, "MAX_MIRROR_BYTES", 100 * 400)
+    monkeypatch.setattr(sqlite_dense, "MAX_MIRROR_BYTES", 100 * 400)
     store = SqliteStore(tmp_path / "m.db")
     vectors = _vectors(150)
     _add(store, vectors, 0)
@@ -243,7 +243,7 @@ def test_no_ivf_upkeep_while_the_mirror_serves(
     assert store.maintain_index(MODEL) is False  # no k-means, no re-tagging in the background
     conn = store._pool._open()
     assert conn.execute("SELECT count(*) FROM vector_versions").fetchone()[0] == 0
-    monkeypatch.setattr(sqlite_search, "MAX_MIRROR_BYTES", 0)  # grown past what is mirrored
+    monkeypatch.setattr(sqlite_dense, "MAX_MIRROR_BYTES", 0)  # grown past what is mirrored
     monkeypatch.setattr(sqlite_ivf, "COUNT_TTL_SECONDS", 0.0)
     store._ivf._counts.clear()
     while store.maintain_index(MODEL):

@@ -9,7 +9,7 @@ import pytest
 
 from tests.fakes import HashEmbedder
 from tinycontext.adapters.sqlite import ivf as sqlite_ivf
-from tinycontext.adapters.sqlite import search as sqlite_search
+from tinycontext.adapters.sqlite import dense as sqlite_dense
 from tinycontext.adapters.sqlite.store import SqliteStore
 from tinycontext.domain.memory import Memory
 from tinycontext.ports.store import NewMemory, Scope
@@ -57,7 +57,7 @@ def small_partitions(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(sqlite_ivf, "MIN_CELLS", 8)
     monkeypatch.setattr(sqlite_ivf, "COUNT_TTL_SECONDS", 0.0)
     # The IVF path serves stores too large for the in-memory mirror; make every store so.
-    monkeypatch.setattr(sqlite_search, "MAX_MIRROR_BYTES", 0)
+    monkeypatch.setattr(sqlite_dense, "MAX_MIRROR_BYTES", 0)
 
 
 def test_clustering_retagging_and_growth(tmp_path: Path, small_partitions: None) -> None:
@@ -127,7 +127,7 @@ def test_kmeans_gives_unit_centroids() -> None:
 
 
 def test_rerank_grows_with_the_store_within_bounds() -> None:
-    from tinycontext.adapters.sqlite.search import MIN_RERANK, rerank_count
+    from tinycontext.adapters.sqlite.dense import MIN_RERANK, rerank_count
 
     assert rerank_count(200, 0) == rerank_count(200, 20_000) == 400
     assert rerank_count(200, 80_000) == 800  # 2 x sqrt(4)

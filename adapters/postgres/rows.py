@@ -1,0 +1,44 @@
+"""Row helpers shared by the PostgreSQL store's modules: table names, the memory columns and
+their decoding, a scope's filters and pgvector's text form of a vector."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from tinycontext.domain.memory import Memory
+from tinycontext.ports.embedder import Vector
+from tinycontext.ports.store import Scope
+
+from .schema import SCHEMA
+
+COLUMNS = (
+    "m.id, m.content, m.kind, m.session_id, m.created_at, m.content_tokens, m.recall_count, "
+    "m.last_recalled_at, m.superseded_by, m.superseded_at, m.supersedes, m.embedding_model"
+)
+MEMORIES = f"{SCHEMA}.memories"
+TERMS = f"{SCHEMA}.memory_terms"
+
+
+def memory_from_row(row: Sequence[Any]) -> Memory:
+    return Memory(*row[:12])
+
+
+def vector_text(vector: Vector) -> str:
+    """pgvector's text form of a float32 little-endian vector (9 digits: exact for float32)."""
+    from array import array
+
+    values = array("f")
+    values.frombytes(vector)
+    return "[" + ",".join(f"{v:.9g}" for v in values) + "]"
+
+
+def scope_sql(scope: Scope, alias: str = "m") -> tuple[str, list[Any]]:
+    sql, params = f" AND {alias}.kind = %s", [scope.kind]
+    if scope.session_id is not None:
+        sql += f" AND {alias}.session_id = %s"
+        params.append(scope.session_id)
+    elif scope.exact:
+        sql += f" AND {alias}.session_id IS NULL"
+    return sql, params
+

@@ -1,0 +1,83 @@
+"""Listing and export pages of the SQLite store: filtered, sorted pages for people and tools,
+and memories in store order for export."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+
+from tinycontext.domain.listing import ListQuery
+from tinycontext.domain.memory import Memory, format_timestamp
+from tinycontext.ports.embedder import Vector
+from tinycontext.ports.store import Page, Scored
+
+from .connection import ConnectionPool
+from .rows import COLUMNS, memory_from_row
+from .search import fts_all_last_prefix
+
+LIST_BM25 = "bm25(memory_fts, 1.0, 0.0, 0.0)"  # list search ranks by the words as written
+
+
+def _ceil_second(moment: datetime) -> str:
+    if moment.microsecond:
+        moment = moment.replace(microsecond=0) + timedelta(seconds=1)
+    return format_timestamp(moment)
+
+
+def browse(pool: ConnectionPool, query: ListQuery) -> Page:
+    """A page of memories filtered and sorted for listing (the Store port's browse)."""
+    live = "NOT NULL" if query.superseded else "NULL"
+    joins, where, params = "", f" WHERE m.superseded_by IS {live}", []  # type: list[Any]
+    params = []
+    if query.search:
+        joins = " JOIN memory_fts ON memory_fts.rowid = m.seq"
+        where += " AND memory_fts MATCH ?"
+        # List search reads the words as written (prefixes), never stems or context.
+        params.append(f"{{terms}} : ({fts_all_last_prefix(query.search)})")
+    if query.session_id is not None:
+        where += " AND m.session_id = ?"
+        params.append(query.session_id)
+    if query.kind is not None:
+        where += " AND m.kind = ?"
+        params.append(query.kind)
+    if query.since is not None:
+        where += " AND m.created_at >= ?"
+        params.append(_ceil_second(query.since))
+    if query.until is not None:
+        where += " AND m.created_at <= ?"
+        params.append(format_timestamp(query.until))
+    if query.recalled is not None:
+        where += " AND m.recall_count > 0" if query.recalled else " AND m.recall_count = 0"
+    order = {
+        "recent": "m.created_at DESC, m.seq DESC",
+        "stale": "m.recall_count ASC, m.last_recalled_at ASC, m.created_at ASC, m.seq ASC",
+        "relevance": f"{LIST_BM25}, m.created_at DESC, m.seq DESC",
+    }[query.sort]
+    score = f"-{LIST_BM25}" if query.search else "NULL"
+    total = pool.read(f"SELECT count(*) FROM memories m{joins}{where}", params)[0][0]
+    rows = pool.read(
+        f"SELECT {COLUMNS}, {score} FROM memories m{joins}{where} ORDER BY {order} "
+        "LIMIT ? OFFSET ?",
+        [*params, query.limit, query.offset],
+    )
+    return Page(
+        [Scored(memory_from_row(r), float(r[12]) if r[12] is not None else 0.0) for r in rows],
+        int(total),
+    )
+
+
+def export_page(
+    pool: ConnectionPool, after: int, limit: int, session_id: str | None
+) -> list[tuple[int, Memory, Vector | None]]:
+    where, params = "m.seq > ?", [after]  # type: tuple[str, list[Any]]
+    if session_id is not None:
+        where += " AND m.session_id = ?"
+        params.append(session_id)
+    rows = pool.read(
+        f"SELECT {COLUMNS}, m.seq, m.embedding FROM memories m WHERE {where} "
+        "ORDER BY m.seq LIMIT ?",
+        [*params, limit],
+    )
+    return [
+        (int(r[12]), memory_from_row(r), None if r[13] is None else bytes(r[13]))
+        for r in rows
+    ]
