@@ -21,6 +21,14 @@ SCORE, RRF = "score", "rrf"
 # on LoCoMo but cost 4 ms of recall p95 at 20,000 memories (16.9 against 12.9 ms).
 LATE_DEPTH = 50
 LATE_WEIGHT = 1.5
+# A clear semantic winner keeps its lead (score fusion only): the candidate whose cosine is
+# highest gets DENSE_LEAD_WEIGHT x (its cosine - the second-best cosine). Late interaction
+# orders the shortlist by token matches and the keyword side by shared words, so a question
+# worded unlike its fact (a paraphrase sharing no word with it) used to lose a memory the
+# model ranked first by a wide margin. Zero when the top two cosines tie, so it never
+# reorders a crowd; neutral on LoCoMo 1-5 (where it was tuned, with the planted facts),
+# planted paraphrases recall@1 0.47 -> 0.57 at 10,000 filler (docs/benchmarks.md).
+DENSE_LEAD_WEIGHT = 2.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -31,7 +39,7 @@ class FusionWeights:
     k: int = 60
     access: float = 0.0
     method: str = RRF
-    keyword: float = 0.3
+    keyword: float = 0.4
 
     @property
     def best_possible(self) -> float:
@@ -93,7 +101,8 @@ def score_fusion(
     every candidate's real cosine; one without any (no vector of the current model yet, while
     re-embedding) gets the lowest cosine among the others; one the keyword pool missed gets 0.
     An access rank adds `access x (k + 1) / (k + rank)`. `late` (MaxSim scores of the
-    shortlisted candidates) adds LATE_WEIGHT x late / best late to each of them.
+    shortlisted candidates) adds LATE_WEIGHT x late / best late to each of them. The
+    candidate with the highest cosine adds DENSE_LEAD_WEIGHT x its lead over the second.
     """
     best_bm25 = max((c.bm25 for c in candidates if c.bm25 is not None), default=0.0)
     best_bm25 = max(best_bm25, keyword_ideal)
@@ -106,6 +115,10 @@ def score_fusion(
         if c.access_rank is not None and weights.access > 0:
             value += weights.access * (weights.k + 1) / (weights.k + c.access_rank)
         raw.append(value)
+    lead = dense_lead(candidates)
+    if lead is not None:
+        index, margin = lead
+        raw[index] += DENSE_LEAD_WEIGHT * margin
     best_late = max(late.values(), default=0.0) if late else 0.0
     if late and best_late > 0:
         raw = [
@@ -114,6 +127,19 @@ def score_fusion(
         ]
     top = max(raw, default=0.0)
     return [max(v, 0.0) / top if top > 0 else 0.0 for v in raw]
+
+
+def dense_lead(candidates: Sequence[Candidate]) -> tuple[int, float] | None:
+    """(position, cosine - second-best cosine) of the candidate with the highest cosine, or
+    None when fewer than two candidates have one, the best two tie or the best is not
+    above zero."""
+    scored = [(c.dense, index) for index, c in enumerate(candidates) if c.dense is not None]
+    if len(scored) < 2:
+        return None
+    (first, index), (second, _) = heapq.nlargest(2, scored, key=lambda pair: pair[0])
+    # Only closeness counts: a cosine under zero is no closer than zero.
+    margin = max(first, 0.0) - max(second, 0.0)
+    return (index, margin) if margin > 0 else None
 
 
 def relevance_label(rrf: float, dense: float | None) -> str:

@@ -66,7 +66,7 @@ class TinyContextConfig(BaseModel):
     recall_rrf_k: int = Field(default=60, ge=1)
     recall_access_weight: float = Field(default=0.0, ge=0.0)
     recall_fusion: Literal["score", "rrf"] = "score"
-    recall_keyword_weight: float = Field(default=0.3, ge=0.0, le=1.0)
+    recall_keyword_weight: float = Field(default=0.4, ge=0.0, le=1.0)
     save_context_minutes: int = Field(default=DEFAULT_WINDOW_MINUTES, ge=0, le=10_080)
     recall_late_interaction: bool = True
     dense_query_prefix: str = ""

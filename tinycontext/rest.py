@@ -65,24 +65,11 @@ def create_app(
 
 def app_from_environment(*, mcp: bool = False, bind_host: str | None = None) -> FastAPI:
     """The app a server process runs: config from file + env, telemetry from OTEL_*, hosted
-    mode and management from TINYCONTEXT_TENANCY / TINYCONTEXT_MANAGEMENT (validated)."""
-    import os
+    mode and management from TINYCONTEXT_TENANCY / TINYCONTEXT_MANAGEMENT (validated); the
+    steps are tinycontext.bootstrap's, as for `tinycontext rest`."""
+    from tinycontext.bootstrap import rest_app
 
-    from tinycontext import telemetry
-    from tinycontext.adapters.system.heap import start_heap_trimmer
-    from tinycontext.config import load_config
-    from tinycontext.hosted import load_server_settings, open_serving
-
-    config = load_config()
-    settings = load_server_settings(transport="http", store_url=config.store_url)
-    shutdown = telemetry.configure_from_environment()
-    serving = open_serving(config, settings)
-    start_heap_trimmer()  # a long-running process: freed heap goes back to the OS (see heap)
-    host = bind_host if bind_host is not None else os.environ.get("TINYCONTEXT_HOST", "")
-    return create_app(
-        serving.source, mcp=mcp, hosts=serving.hosts(host), on_shutdown=shutdown,
-        access=serving.access, management=serving.management,
-    )
+    return rest_app(mcp=mcp, bind_host=bind_host)
 
 
 _app: FastAPI | None = None

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from tinycontext.domain import recall
 from tinycontext.domain.recall import (
     HIGH,
     LOW,
@@ -16,6 +17,13 @@ from tinycontext.domain.recall import (
 )
 
 TS = "2026-07-31T10:15:00Z"
+
+
+@pytest.fixture(autouse=True)
+def _no_dense_lead(monkeypatch: pytest.MonkeyPatch) -> None:
+    # These pin the fusion formula itself; the dense-lead bonus has its own tests
+    # (tests/unit/test_dense_lead.py).
+    monkeypatch.setattr(recall, "DENSE_LEAD_WEIGHT", 0.0)
 W = FusionWeights(method=SCORE, keyword=0.35)
 
 
