@@ -70,6 +70,7 @@ ABLATIONS = {
     "dense-context": "vectors without the context memory mixed in",
     "context": "no save-time context at all (save_context_minutes=0)",
     "late-interaction": "no token-level rescoring (recall_late_interaction=false)",
+    "dense-lead": "no bonus for the model's first choice's margin over its second",
 }
 HALVES = ((1, 5, "tune"), (6, 10, "check"))
 
@@ -86,7 +87,11 @@ def ablate(lever: str) -> dict[str, Any]:
         return {"save_context_minutes": 0}
     if lever == "late-interaction":
         return {"recall_late_interaction": False}
-    if lever == "stemming":
+    if lever == "dense-lead":
+        from tinycontext.domain import recall
+
+        recall.DENSE_LEAD_WEIGHT = 0.0
+    elif lever == "stemming":
         from tinycontext.domain import text
 
         text.stem = lambda word: word  # type: ignore[assignment]
