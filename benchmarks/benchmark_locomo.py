@@ -100,7 +100,7 @@ def ablate(lever: str) -> dict[str, Any]:
 
         sqlite_search.RECALL_BM25 = "bm25(memory_fts, 0.0, 1.0, 0.0)"
     elif lever == "dense-context":
-        from tinycontext import saving
+        from tinycontext.app import saving
 
         saving.mix_context = lambda own, context, weight=0.0: own  # type: ignore[assignment]
     return {}

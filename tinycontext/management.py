@@ -15,10 +15,10 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode
 
+from tinycontext.app.results import ListedItem
+from tinycontext.app.service import MemoryService
 from tinycontext.domain.errors import InvalidRequestError
 from tinycontext.domain.limits import MAX_INTEGER
-from tinycontext.domain.listing import ListQuery
-from tinycontext.service import MemoryService
 
 CONTRACT = "tinysuite.manage/1"
 MEDIA_TYPE = "application/vnd.tinysuite.manage+json"
@@ -30,7 +30,6 @@ DETAIL_TEMPLATE = MEMORIES_URI + "/{memory_id}"
 OVERVIEW_URI = f"{BASE}/overview"
 SERVICE_URI = f"{BASE}/service"
 DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE = 25, 200
-EXAMPLES = 5
 SQLITE_COMPANIONS = ("", "-wal", "-shm")
 
 COLUMNS = [
@@ -79,8 +78,8 @@ def _text(value: str | None) -> str | None:
     return value if value not in (None, "") else None
 
 
-def _row(entry: dict[str, Any]) -> dict[str, Any]:
-    return {**entry, "detail": f"{MEMORIES_URI}/{entry['id']}"}
+def _row(entry: ListedItem) -> dict[str, Any]:
+    return {**entry.to_dict(), "detail": f"{MEMORIES_URI}/{entry.id}"}
 
 
 def _page_uri(query: dict[str, Any], page: int) -> str:
@@ -103,69 +102,52 @@ def memories_view(
     # The last page whose offset still fits in 64 bits.
     number = _whole(page, "page", 1, 1, MAX_INTEGER // size)
     search, kind, order, session = _text(search), _text(kind), _text(order), _text(session)
-    listed = service.list_memories(
+    listed = service.list_page(
         session_id=session, kind=kind, limit=size, offset=(number - 1) * size, sort=order,
         search=search,
     )
-    query = {"page_size": size, "search": search, "kind": kind, "order": listed["sort"],
+    query = {"page_size": size, "search": search, "kind": kind, "order": listed.sort,
              "session": session}
-    total = listed["total_count"]
+    total = listed.total_count
     pages = max(1, math.ceil(total / size))
     result: dict[str, Any] = {
         "contract": CONTRACT, "view": "memories",
         "query": {"page": number, **query},
         "page": {
             "number": number, "size": size, "total_count": total, "page_count": pages,
-            "returned_count": listed["returned_count"], "has_more": listed["has_more"],
-            "next": _page_uri(query, number + 1) if listed["has_more"] else None,
+            "returned_count": listed.returned_count, "has_more": listed.has_more,
+            "next": _page_uri(query, number + 1) if listed.has_more else None,
             "previous": _page_uri(query, min(number - 1, pages)) if number > 1 else None,
         },
-        "rows": [_row(entry) for entry in listed["memories"]],
-        "current_time": listed["current_time"],
+        "rows": [_row(entry) for entry in listed.memories],
+        "current_time": listed.current_time,
     }
-    if listed.get("notice"):
-        result["notice"] = listed["notice"]
+    if listed.notice:
+        result["notice"] = listed.notice
     return result
 
 
 def memory_detail_view(service: MemoryService, memory_id: str) -> dict[str, Any]:
     """One memory in full (superseded ones too), with its lifecycle; not counted as a recall."""
-    memory = service.get_memory(memory_id)
+    memory = service.detail(memory_id).to_dict()
     return {"contract": CONTRACT, "view": "memory", "memory": memory, "actions": ACTIONS}
-
-
-def _never_recalled(service: MemoryService) -> tuple[int, list[dict[str, Any]]]:
-    """How many live episodic memories were never recalled, and the oldest few of them."""
-    never = ListQuery(None, "episodic", None, None, 1, 0, "recent", (), recalled=False)
-    count = service.store.browse(never).total_count  # a count, not a read of the store
-    first = service.list_memories(kind="episodic", sort="stale", limit=EXAMPLES)["memories"]
-    examples = [
-        {key: m[key] for key in ("id", "ref", "content", "preview_truncated", "created_at",
-                                 "session_id")}
-        for m in first if m["recall_count"] == 0
-    ]
-    return count, examples
 
 
 def overview_view(service: MemoryService) -> dict[str, Any]:
     """Counts by kind, never-recalled memories and the time span of the caller's store."""
-    by_kind = {
-        kind: service.list_memories(kind=kind, limit=1)["total_count"]
-        for kind in ("episodic", "profile")
-    }
-    total = sum(by_kind.values())
-    newest = service.list_memories(limit=1, sort="recent")
-    oldest = service.list_memories(limit=1, offset=max(total - 1, 0), sort="recent")
-    never, examples = _never_recalled(service)
+    facts = service.overview()
+    examples = [
+        {"id": m.id, "ref": m.ref, "content": m.content, "preview_truncated": m.preview_truncated,
+         "created_at": m.created_at, "session_id": m.session_id}
+        for m in facts.never_recalled_examples
+    ]
     return {
         "contract": CONTRACT, "view": "overview",
-        "counts": {"total": total, "by_kind": by_kind},
-        "never_recalled": {"kind": "episodic", "count": never, "examples": examples},
-        "time_bounds": {
-            "oldest": oldest["memories"][0]["created_at"] if oldest["memories"] else None,
-            "newest": newest["memories"][0]["created_at"] if newest["memories"] else None,
-        },
-        "current_time": newest["current_time"],
+        "counts": {"total": facts.total, "by_kind": facts.by_kind.to_dict()},
+        "never_recalled": {"kind": "episodic", "count": facts.never_recalled,
+                           "examples": examples},
+        "time_bounds": {"oldest": facts.oldest, "newest": facts.newest},
+        "current_time": facts.current_time,
     }
 
 

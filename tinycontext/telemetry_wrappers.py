@@ -1,256 +1,50 @@
-"""Traced service and ports, applied by the container below every transport (telemetry on only).
-
-Attributes are counts, sizes, modes, the model key and error codes: never content, queries,
-session ids, paths or exception messages (SPEC section 10).
+"""The traced service, applied by the container below every transport (telemetry on only):
+the six operations as spans `tinycontext.<operation>` with result-count metrics, read from
+the typed results. Attributes follow the rules of telemetry_ports.py (SPEC section 10).
 """
 
 from __future__ import annotations
 
-import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, TypeVar
 
-from opentelemetry import metrics, trace
-from opentelemetry.trace import Span, Status, StatusCode
+from tinycontext.app.rendering import PROMPT_FRAMING, Framing
+from tinycontext.app.results import (
+    DeleteResult,
+    ListPage,
+    MemoryDetail,
+    RecallResult,
+    Result,
+    SaveResult,
+    UpdateResult,
+)
+from tinycontext.app.service import MemoryService
+from tinycontext.domain.listing import SORTS
+from tinycontext.domain.memory import MemoryInput
+from tinycontext.telemetry_ports import (
+    MODEL,
+    OPERATION,
+    RECORDS,
+    TracedEmbedder,
+    TracedStore,
+    instruments,
+)
 
-from tinycontext.domain.errors import TinyContextError
-from tinycontext.domain.listing import SORTS, ListQuery
-from tinycontext.domain.memory import Memory
-from tinycontext.ports.embedder import Embedder, Vector
-from tinycontext.ports.store import NewMemory, Page, Scope, Scored, Store
-from tinycontext.ports.token_embedder import TokenEmbedder, TokenRows
-from tinycontext.service import MemoryService
-from tinycontext.version import __version__
+__all__ = ["TracedEmbedder", "TracedMemoryService", "TracedStore"]
 
 Base = MemoryService  # the untraced operations
-
-SCOPE = "tinycontext"
-OPERATION = "gen_ai.operation.name"
-RECORDS = "gen_ai.memory.record.count"
-MODEL = "gen_ai.request.model"
-ITEMS = "tinycontext.store.item_count"
-
-
-class _Instruments:
-    def __init__(self) -> None:
-        self.tracer = trace.get_tracer(SCOPE, __version__)
-        meter = metrics.get_meter(SCOPE, __version__)
-        self.duration = meter.create_histogram(
-            "tinycontext.operation.duration", unit="s",
-            description="Duration of TinyContext operations and internal stages.",
-        )
-        self.results = meter.create_histogram(
-            "tinycontext.operation.result.count", unit="{memory}",
-            description="Memories returned or written by an operation.",
-        )
-
-    @contextmanager
-    def span(self, name: str, attributes: dict[str, Any]) -> Iterator[Span]:
-        """A span `tinycontext.<name>` plus a duration sample; errors export their code only."""
-        started = time.perf_counter()
-        error: str | None = None
-        with self.tracer.start_as_current_span(
-            f"tinycontext.{name}", attributes=attributes,
-            record_exception=False, set_status_on_exception=False,
-        ) as span:
-            try:
-                yield span
-            except TinyContextError as exc:
-                error = exc.code
-                raise
-            except BaseException as exc:
-                error = type(exc).__qualname__
-                raise
-            finally:
-                labels = {OPERATION: name}
-                if error is not None:
-                    labels["error.type"] = error
-                    span.set_attribute("error.type", error)
-                    span.set_status(Status(StatusCode.ERROR))
-                self.duration.record(time.perf_counter() - started, labels)
-
-
-_instruments: _Instruments | None = None
-
-
-def instruments() -> _Instruments:
-    global _instruments
-    if _instruments is None:
-        _instruments = _Instruments()
-    return _instruments
-
-
-def _count(result: Any) -> int:
-    return len(result) if isinstance(result, (list, tuple)) else int(bool(result))
-
-
-class TracedStore(Store):
-    """Every Store call as a span `tinycontext.store.<method>`."""
-
-    def __init__(self, inner: Store) -> None:
-        self.inner = inner
-
-    def __getattr__(self, name: str) -> Any:  # diagnostics(), path, ... of the real store
-        return getattr(self.inner, name)
-
-    def _run(self, method: str, call: Callable[[], Any], **attrs: Any) -> Any:
-        with instruments().span(f"store.{method}", {OPERATION: f"store.{method}", **attrs}) as s:
-            result = call()
-            if isinstance(result, Page):
-                s.set_attribute("tinycontext.store.result_count", len(result.memories))
-            elif isinstance(result, list):
-                s.set_attribute("tinycontext.store.result_count", len(result))
-            return result
-
-    def add(self, items: Sequence[NewMemory]) -> None:
-        self._run("add", lambda: self.inner.add(items), **{ITEMS: len(items)})
-
-    def find(self, key: str, is_ref: bool) -> list[Memory]:
-        return self._run("find", lambda: self.inner.find(key, is_ref))  # type: ignore[no-any-return]
-
-    def keyword_search(
-        self, groups: Sequence[Sequence[str]], scope: Scope, limit: int
-    ) -> list[Scored]:
-        return self._run(  # type: ignore[no-any-return]
-            "keyword_search", lambda: self.inner.keyword_search(groups, scope, limit),
-            **{"tinycontext.store.limit": limit},
-        )
-
-    def keyword_ideal(self, groups: Sequence[Sequence[str]]) -> float:
-        return self._run("keyword_ideal", lambda: self.inner.keyword_ideal(groups))  # type: ignore[no-any-return]
-
-    def nearest(self, vector: Vector, model_key: str, scope: Scope, limit: int) -> list[Scored]:
-        return self._run(  # type: ignore[no-any-return]
-            "nearest", lambda: self.inner.nearest(vector, model_key, scope, limit),
-            **{"tinycontext.store.limit": limit},
-        )
-
-    def nearest_many(
-        self, vectors: Sequence[Vector], model_key: str, scope: Scope, limit: int
-    ) -> list[list[Scored]]:
-        return self._run(  # type: ignore[no-any-return]
-            "nearest_many", lambda: self.inner.nearest_many(vectors, model_key, scope, limit),
-            **{ITEMS: len(vectors), "tinycontext.store.limit": limit},
-        )
-
-    def similarities(
-        self, vector: Vector, model_key: str, memory_ids: Sequence[str]
-    ) -> dict[str, float]:
-        return self._run(  # type: ignore[no-any-return]
-            "similarities", lambda: self.inner.similarities(vector, model_key, memory_ids),
-            **{ITEMS: len(memory_ids)},
-        )
-
-    def latest(self, scope: Scope) -> Memory | None:
-        return self._run("latest", lambda: self.inner.latest(scope))  # type: ignore[no-any-return]
-
-    def contexts(self, memory_ids: Sequence[str]) -> dict[str, tuple[str, str]]:
-        return self._run(  # type: ignore[no-any-return]
-            "contexts", lambda: self.inner.contexts(memory_ids), **{ITEMS: len(memory_ids)}
-        )
-
-    def token_bits(self, memory_ids: Sequence[str]) -> dict[str, tuple[bytes, bytes | None]]:
-        return self._run(  # type: ignore[no-any-return]
-            "token_bits", lambda: self.inner.token_bits(memory_ids), **{ITEMS: len(memory_ids)}
-        )
-
-    def browse(self, query: ListQuery) -> Page:
-        return self._run("browse", lambda: self.inner.browse(query))  # type: ignore[no-any-return]
-
-    def session_exists(self, session_id: str) -> bool:
-        return self._run("session_exists", lambda: self.inner.session_exists(session_id))  # type: ignore[no-any-return]
-
-    def mark_recalled(self, memory_ids: Sequence[str], at: str) -> None:
-        self._run("mark_recalled", lambda: self.inner.mark_recalled(memory_ids, at),
-                  **{ITEMS: len(memory_ids)})
-
-    def supersede(self, old_id: str, new: NewMemory, at: str) -> None:
-        self._run("supersede", lambda: self.inner.supersede(old_id, new, at))
-
-    def delete(self, memory_id: str, predecessor_id: str | None, successor_id: str | None) -> None:
-        self._run("delete", lambda: self.inner.delete(memory_id, predecessor_id, successor_id))
-
-    def pending_embeddings(self, model_key: str, limit: int) -> list[Memory]:
-        return self._run(  # type: ignore[no-any-return]
-            "pending_embeddings", lambda: self.inner.pending_embeddings(model_key, limit)
-        )
-
-    def count_pending_embeddings(self, model_key: str) -> int:
-        return self._run(  # type: ignore[no-any-return]
-            "count_pending_embeddings", lambda: self.inner.count_pending_embeddings(model_key)
-        )
-
-    def set_embeddings(
-        self, vectors: Sequence[tuple[str, Vector]], model_key: str,
-        tokens: Mapping[str, bytes] | None = None,
-    ) -> None:
-        self._run("set_embeddings",
-                  lambda: self.inner.set_embeddings(vectors, model_key, tokens),
-                  **{ITEMS: len(vectors)})
-
-    def maintain_index(self, model_key: str) -> bool:
-        return self._run(  # type: ignore[no-any-return]
-            "maintain_index", lambda: self.inner.maintain_index(model_key)
-        )
-
-    def export_page(
-        self, after: int, limit: int, session_id: str | None
-    ) -> list[tuple[int, Memory, Vector | None]]:
-        return self._run(  # type: ignore[no-any-return]
-            "export_page", lambda: self.inner.export_page(after, limit, session_id)
-        )
-
-    def close(self) -> None:
-        self.inner.close()
-
-
-class TracedEmbedder(TokenEmbedder):
-    """Each embed batch as a span `tinycontext.embed`."""
-
-    def __init__(self, inner: Embedder) -> None:
-        self.inner = inner
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self.inner, name)
-
-    @property
-    def model_key(self) -> str:
-        return self.inner.model_key
-
-    @property
-    def dimensions(self) -> int:
-        return self.inner.dimensions
-
-    def embed(self, texts: Sequence[str]) -> list[Vector]:
-        attrs = {OPERATION: "embeddings", MODEL: self.inner.model_key,
-                 "tinycontext.embed.text_count": len(texts)}
-        with instruments().span("embed", attrs):
-            return self.inner.embed(texts)
-
-    @property
-    def has_tokens(self) -> bool:
-        return isinstance(self.inner, TokenEmbedder) and self.inner.has_tokens
-
-    def embed_with_tokens(
-        self, texts: Sequence[str], drop_stopwords: bool
-    ) -> list[tuple[Vector, TokenRows]]:
-        if not isinstance(self.inner, TokenEmbedder):
-            raise TypeError("the wrapped embedder has no token states")
-        attrs = {OPERATION: "embeddings", MODEL: self.inner.model_key,
-                 "tinycontext.embed.text_count": len(texts)}
-        with instruments().span("embed", attrs):
-            return self.inner.embed_with_tokens(texts, drop_stopwords)
+Out = TypeVar("Out", bound=Result)
 
 
 class TracedMemoryService(MemoryService):
     """The six operations as spans `tinycontext.<operation>` with result-count metrics."""
 
-    def _op(self, name: str, call: Callable[[], dict[str, Any]], **attrs: Any) -> dict[str, Any]:
+    def _op(self, name: str, call: Callable[[], Out], **attrs: Any) -> Out:
         tools = instruments()
         with tools.span(name, {OPERATION: name, **attrs}) as span:
             result = call()
-            count, extra = _summary(name, result)
+            count, extra = _summary(result)
             span.set_attribute(RECORDS, count)
             span.set_attributes(extra)
             tools.results.record(count, {OPERATION: name})
@@ -262,17 +56,20 @@ class TracedMemoryService(MemoryService):
         with instruments().span(name, {OPERATION: name}):
             yield
 
-    def save_memories(self, memories: Any, session_id: str | None = None) -> dict[str, Any]:
+    def save(
+        self, memories: Sequence[MemoryInput | dict[str, Any]], session_id: str | None = None
+    ) -> SaveResult:
         attrs = {"tinycontext.request.item_count": _count(memories),
                  "tinycontext.request.session_scoped": session_id is not None,
                  MODEL: self.embedder.model_key}
-        return self._op("save_memories", lambda: Base.save_memories(self, memories, session_id),
+        return self._op("save_memories", lambda: Base.save(self, memories, session_id),
                         **attrs)
 
-    def recall_memories(
+    def recall(
         self, query: str | None = None, session_id: str | None = None,
-        max_tokens: int | None = None, top_k: int | None = None,
-    ) -> dict[str, Any]:
+        max_tokens: int | None = None, top_k: int | None = None, *, count: bool = True,
+        framing: Framing = PROMPT_FRAMING,
+    ) -> RecallResult:
         attrs: dict[str, Any] = {"tinycontext.request.session_scoped": session_id is not None,
                                  MODEL: self.embedder.model_key}
         for key, value in (("max_tokens", max_tokens), ("top_k", top_k)):
@@ -280,52 +77,58 @@ class TracedMemoryService(MemoryService):
                 attrs[f"tinycontext.request.{key}"] = value
         return self._op(
             "recall_memories",
-            lambda: Base.recall_memories(self, query, session_id, max_tokens, top_k), **attrs,
+            lambda: Base.recall(self, query, session_id, max_tokens, top_k, count=count,
+                                framing=framing),
+            **attrs,
         )
 
-    def list_memories(
+    def list_page(
         self, session_id: str | None = None, kind: str | None = None, since: str | None = None,
         until: str | None = None, limit: int | None = 20, offset: int | None = 0,
         sort: str | None = None, search: str | None = None,
-    ) -> dict[str, Any]:
+    ) -> ListPage:
         attrs = {"tinycontext.request.session_scoped": session_id is not None,
                  "tinycontext.request.search": search is not None}
         return self._op(
             "list_memories",
-            lambda: Base.list_memories(
+            lambda: Base.list_page(
                 self, session_id, kind, since, until, limit, offset, sort, search
             ),
             **attrs,
         )
 
-    def get_memory(self, memory_id: str) -> dict[str, Any]:
-        return self._op("get_memory", lambda: Base.get_memory(self, memory_id))
+    def detail(self, memory_id: str) -> MemoryDetail:
+        return self._op("get_memory", lambda: Base.detail(self, memory_id))
 
-    def update_memory(self, memory_id: str, content: str) -> dict[str, Any]:
-        return self._op("update_memory", lambda: Base.update_memory(self, memory_id, content),
+    def update(self, memory_id: str, content: str) -> UpdateResult:
+        return self._op("update_memory", lambda: Base.update(self, memory_id, content),
                         **{MODEL: self.embedder.model_key})
 
-    def delete_memory(self, memory_id: str) -> dict[str, Any]:
-        return self._op("delete_memory", lambda: Base.delete_memory(self, memory_id))
+    def delete(self, memory_id: str) -> DeleteResult:
+        return self._op("delete_memory", lambda: Base.delete(self, memory_id))
 
 
-def _summary(name: str, result: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+def _count(result: object) -> int:
+    return len(result) if isinstance(result, (list, tuple)) else int(bool(result))
+
+
+def _summary(result: Result) -> tuple[int, dict[str, Any]]:
     """(records returned or written, safe attributes) for one operation's result."""
-    if name == "save_memories":
-        skipped = len(result.get("skipped_duplicates") or [])
-        return len(result["saved"]), {"tinycontext.save.skipped_count": skipped}
-    if name == "recall_memories":
-        return len(result["memories"]), {
-            "tinycontext.recall.mode": result.get("mode", "semantic"),
-            "tinycontext.recall.matched_count": result["matched_count"],
-            "tinycontext.recall.truncated": bool(result["truncated"]),
-            "tinycontext.recall.total_tokens": result["total_tokens"],
-            "tinycontext.recall.profile_count": len(result.get("profile") or []),
+    if isinstance(result, SaveResult):
+        return len(result.saved), {
+            "tinycontext.save.skipped_count": len(result.skipped_duplicates)
         }
-    if name == "list_memories":
-        sort = result.get("sort")
-        return result["returned_count"], {
-            "tinycontext.list.total_count": result["total_count"],
-            "tinycontext.list.sort": sort if sort in SORTS else "other",
+    if isinstance(result, RecallResult):
+        return len(result.memories), {
+            "tinycontext.recall.mode": result.mode,
+            "tinycontext.recall.matched_count": result.matched_count,
+            "tinycontext.recall.truncated": result.truncated,
+            "tinycontext.recall.total_tokens": result.total_tokens,
+            "tinycontext.recall.profile_count": len(result.profile),
+        }
+    if isinstance(result, ListPage):
+        return result.returned_count, {
+            "tinycontext.list.total_count": result.total_count,
+            "tinycontext.list.sort": result.sort if result.sort in SORTS else "other",
         }
     return 1, {}

@@ -2,16 +2,17 @@
 
 Every value that came from a user (content, refs, session ids) is XML-escaped, so stored text
 can never close a tag or forge an instruction block. Each recalled memory is wrapped in a tag
-no longer than `tinycontext.rendering.MEMORY_FRAME`, the frame the recall budget counts, so
-the rendered text really fits `recall_max_tokens`.
+no longer than `tinycontext.app.rendering.MEMORY_FRAME`, and the server passes that frame
+(`PROMPT_FRAMING`) to every recall, so the budget counts this text and it really fits
+`recall_max_tokens`. The results read are the application's typed results.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any
 
-from tinycontext.rendering import escape
+from tinycontext.app.rendering import escape
+from tinycontext.app.results import ListPage, MemoryDetail, ProfileItem, RecallResult
 
 PROFILE_INTRO = (
     "Durable facts about who you're talking to and how they want to work "
@@ -50,7 +51,7 @@ def _notice(text: str) -> str:
     return f"<notice>{escape(text)}</notice>\n"
 
 
-def render_profile(profile: list[Mapping[str, Any]]) -> str:
+def render_profile(profile: tuple[ProfileItem, ...]) -> str:
     """The `<agent_profile>` block, or an empty string when there are no profile facts."""
     if not profile:
         return ""
@@ -58,16 +59,16 @@ def render_profile(profile: list[Mapping[str, Any]]) -> str:
     for index, item in enumerate(profile, start=1):
         parts.append(
             _memory_block(
-                [("index", index), ("ref", item["ref"]), ("created_at", item["created_at"])],
-                item["content"],
+                [("index", index), ("ref", item.ref), ("created_at", item.created_at)],
+                item.content,
             )
         )
     parts.append("</agent_profile>\n")
     return "".join(parts)
 
 
-def _budget_notice(result: Mapping[str, Any], budget: int | None) -> str:
-    fit, matched = len(result["memories"]), result["matched_count"]
+def _budget_notice(result: RecallResult, budget: int | None) -> str:
+    fit, matched = len(result.memories), result.matched_count
     limit = f" of {budget} tokens" if budget else ""
     left = matched - fit
     if left <= 0:
@@ -75,7 +76,7 @@ def _budget_notice(result: Mapping[str, Any], budget: int | None) -> str:
             f"The first memory alone is longer than the recall budget{limit}; it is returned "
             "whole. This is information, not an error."
         )
-    if result.get("mode") == "recent":
+    if result.mode == "recent":
         rest = (
             "call list_memories (newest first; use offset to page) to read the older ones, "
             "or get_memory with a ref for one memory in full."
@@ -91,105 +92,105 @@ def _budget_notice(result: Mapping[str, Any], budget: int | None) -> str:
     )
 
 
-def render_recall(result: Mapping[str, Any], budget: int | None = None) -> str:
+def render_recall(result: RecallResult, budget: int | None = None) -> str:
     """Recall text: profile block first, then `<recalled_memories>` (SPEC section 6)."""
-    recent = result.get("mode") == "recent"
+    recent = result.mode == "recent"
     open_attrs: list[tuple[str, Any]] = [
         ("mode", "recent" if recent else None),
-        ("current_time", result["current_time"]),
-        ("matched_count", result["matched_count"]),
+        ("current_time", result.current_time),
+        ("matched_count", result.matched_count),
     ]
     parts = [
-        render_profile(result.get("profile") or []),
+        render_profile(result.profile),
         f"<recalled_memories {_attrs(open_attrs)}>\n",
     ]
-    memories = result["memories"]
+    memories = result.memories
     if memories:
         parts.append(RECALL_INTRO + "\n")
     else:
         parts.append((EMPTY_RECENT if recent else EMPTY_SEMANTIC) + "\n")
     for index, item in enumerate(memories, start=1):
-        attrs: list[tuple[str, Any]] = [("index", index), ("ref", item["ref"])]
+        attrs: list[tuple[str, Any]] = [("index", index), ("ref", item.ref)]
         if not recent:
-            attrs.append(("relevance", item.get("relevance")))
-        attrs.append(("created_at", item["created_at"]))
-        parts.append(_memory_block(attrs, item["content"]))
-    if result.get("truncated"):
+            attrs.append(("relevance", item.relevance))
+        attrs.append(("created_at", item.created_at))
+        parts.append(_memory_block(attrs, item.content))
+    if result.truncated:
         parts.append(_notice(_budget_notice(result, budget)))
-    if result.get("notice"):
-        parts.append(_notice(result["notice"]))
+    if result.notice:
+        parts.append(_notice(result.notice))
     parts.append("</recalled_memories>")
     return "".join(parts)
 
 
-def render_list(page: Mapping[str, Any], filtered: bool = True) -> str:
+def render_list(page: ListPage, filtered: bool = True) -> str:
     """A `<memory_catalog>` page with paging attributes and one entry per memory."""
     head = _attrs(
         [
-            ("total_count", page["total_count"]),
-            ("returned_count", page["returned_count"]),
-            ("offset", page["offset"]),
-            ("limit", page["limit"]),
-            ("has_more", page["has_more"]),
-            ("sort", page["sort"]),
-            ("current_time", page["current_time"]),
+            ("total_count", page.total_count),
+            ("returned_count", page.returned_count),
+            ("offset", page.offset),
+            ("limit", page.limit),
+            ("has_more", page.has_more),
+            ("sort", page.sort),
+            ("current_time", page.current_time),
         ]
     )
     parts = [f"<memory_catalog {head}>\n"]
-    if not page["memories"]:
-        if page["offset"] and page["total_count"]:
-            parts.append(f"No memories on this page: only {page['total_count']} match.\n")
+    if not page.memories:
+        if page.offset and page.total_count:
+            parts.append(f"No memories on this page: only {page.total_count} match.\n")
         else:
             parts.append((EMPTY_LIST if filtered else EMPTY_STORE) + "\n")
-    for item in page["memories"]:
+    for item in page.memories:
         attrs: list[tuple[str, Any]] = [
-            ("ref", item["ref"]),
-            ("kind", item["kind"]),
-            ("session_id", item.get("session_id")),
-            ("created_at", item["created_at"]),
-            ("content_tokens", item["content_tokens"]),
-            ("truncated", item["preview_truncated"]),
-            ("recall_count", item["recall_count"]),
-            ("last_recalled_at", item["last_recalled_at"] or "never"),
+            ("ref", item.ref),
+            ("kind", item.kind),
+            ("session_id", item.session_id),
+            ("created_at", item.created_at),
+            ("content_tokens", item.content_tokens),
+            ("truncated", item.preview_truncated),
+            ("recall_count", item.recall_count),
+            ("last_recalled_at", item.last_recalled_at or "never"),
         ]
-        parts.append(_memory_block(attrs, item["content"]))
-    if page["has_more"]:
-        next_offset = page["offset"] + page["returned_count"]
+        parts.append(_memory_block(attrs, item.content))
+    if page.has_more:
+        next_offset = page.offset + page.returned_count
         parts.append(
             _notice(
-                f"{page['total_count'] - next_offset} more; call list_memories with "
+                f"{page.total_count - next_offset} more; call list_memories with "
                 f"offset={next_offset} for the next page."
             )
         )
-    if any(item["preview_truncated"] for item in page["memories"]):
+    if any(item.preview_truncated for item in page.memories):
         parts.append(_notice(PREVIEW_NOTE))
-    if page.get("notice"):
-        parts.append(_notice(page["notice"]))
+    if page.notice:
+        parts.append(_notice(page.notice))
     parts.append("</memory_catalog>")
     return "".join(parts)
 
 
-def render_memory(memory: Mapping[str, Any]) -> str:
+def render_memory(memory: MemoryDetail) -> str:
     """One memory in full with its lifecycle fields."""
-    superseded = memory.get("superseded_by") is not None
+    superseded = memory.superseded_by is not None
     attrs: list[tuple[str, Any]] = [
-        ("ref", memory["ref"]),
-        ("id", memory["id"]),
-        ("kind", memory["kind"]),
-        ("session_id", memory.get("session_id")),
+        ("ref", memory.ref),
+        ("id", memory.id),
+        ("kind", memory.kind),
+        ("session_id", memory.session_id),
         ("status", "superseded" if superseded else "live"),
-        ("created_at", memory["created_at"]),
-        ("content_tokens", memory["content_tokens"]),
-        ("recall_count", memory["recall_count"]),
-        ("last_recalled_at", memory["last_recalled_at"] or "never"),
-        ("supersedes", memory.get("supersedes")),
-        ("superseded_by", memory.get("superseded_by")),
-        ("superseded_at", memory.get("superseded_at")),
+        ("created_at", memory.created_at),
+        ("content_tokens", memory.content_tokens),
+        ("recall_count", memory.recall_count),
+        ("last_recalled_at", memory.last_recalled_at or "never"),
+        ("supersedes", memory.supersedes),
+        ("superseded_by", memory.superseded_by),
+        ("superseded_at", memory.superseded_at),
     ]
-    text = _memory_block(attrs, memory["content"])
+    text = _memory_block(attrs, memory.content)
     if superseded:
         text += _notice(
-            f"This version was replaced by {memory['superseded_by']}; recall and list only show "
+            f"This version was replaced by {memory.superseded_by}; recall and list only show "
             "the newest version. get_memory with that ref reads it."
         )
     return text.rstrip("\n")

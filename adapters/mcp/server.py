@@ -19,6 +19,8 @@ from mcp_types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import Field, ValidationError
 
 from tinycontext.adapters.hosting.tenancy import UNAUTHORIZED_MESSAGE, Access, Refused
+from tinycontext.app.rendering import PROMPT_FRAMING
+from tinycontext.app.results import Result
 from tinycontext.domain.errors import InvalidRequestError, TinyContextError, UnauthorizedError
 from tinycontext.inputs import AtLeastOne, AtLeastZero, MemoryItem
 from tinycontext.management import Management
@@ -120,10 +122,12 @@ def _call(action: Callable[[], Any]) -> Any:
         raise tool_error(exc) from exc
 
 
-def _json_result(result: dict[str, Any]) -> CallToolResult:
-    payload = json.dumps(result, ensure_ascii=False, separators=(",", ":"))
+def _json_result(result: Result) -> CallToolResult:
+    """A write's result as compact JSON text, the same object as structured content."""
+    document = result.to_dict()
+    payload = json.dumps(document, ensure_ascii=False, separators=(",", ":"))
     return CallToolResult(
-        content=[TextContent(type="text", text=payload)], structured_content=result
+        content=[TextContent(type="text", text=payload)], structured_content=document
     )
 
 
@@ -167,14 +171,14 @@ def create_mcp_server(
         memories: Memories,
     ) -> CallToolResult:
         items = [m.model_dump(exclude_none=True) for m in memories]
-        return _json_result(_call(lambda: get_service().save_memories(items)))
+        return _json_result(_call(lambda: get_service().save(items)))
 
     def recall_memories(
         query: QueryText = None,
         top_k: TopK = None,
     ) -> str:
         service = _call(get_service)
-        result = _call(lambda: service.recall_memories(query=query, top_k=top_k))
+        result = _call(lambda: service.recall(query=query, top_k=top_k, framing=PROMPT_FRAMING))
         return render_recall(result, service.config.recall_max_tokens)
 
     def list_memories(
@@ -187,7 +191,7 @@ def create_mcp_server(
         search: Search = None,
     ) -> str:
         page = _call(
-            lambda: get_service().list_memories(
+            lambda: get_service().list_page(
                 kind=kind, since=since, until=until, limit=limit, offset=offset, sort=sort,
                 search=search,
             )
@@ -196,18 +200,18 @@ def create_mcp_server(
         return render_list(page, filtered=filtered)
 
     def get_memory(memory_id: MemoryId) -> str:
-        return render_memory(_call(lambda: get_service().get_memory(memory_id)))
+        return render_memory(_call(lambda: get_service().detail(memory_id)))
 
     def update_memory(
         memory_id: MemoryId,
         content: NewContent,
     ) -> CallToolResult:
-        return _json_result(_call(lambda: get_service().update_memory(memory_id, content)))
+        return _json_result(_call(lambda: get_service().update(memory_id, content)))
 
     def delete_memory(
         memory_id: MemoryId,
     ) -> CallToolResult:
-        return _json_result(_call(lambda: get_service().delete_memory(memory_id)))
+        return _json_result(_call(lambda: get_service().delete(memory_id)))
 
     read = {"read_only_hint": True}
     write = {"read_only_hint": False, "destructive_hint": False}

@@ -136,12 +136,13 @@ def build_app(
     def save_memories(body: m.SaveRequest) -> Any:
         """Save memories (one embedding batch); near-duplicates are skipped and reported."""
         items = [item.model_dump(exclude_none=True) for item in body.memories]
-        return get_service().save_memories(items, body.session_id)
+        return get_service().save(items, body.session_id).to_dict()
 
     recall_errors = _errors("recall_budget", "invalid_request", "session_not_found")
 
     def recall(req: m.RecallRequest) -> Any:
-        return get_service().recall_memories(req.query, req.session_id, req.max_tokens, req.top_k)
+        service = get_service()
+        return service.recall(req.query, req.session_id, req.max_tokens, req.top_k).to_dict()
 
     @app.post("/recall_memories", response_model=m.RecallResponse, responses=recall_errors,
               **common)
@@ -161,10 +162,10 @@ def build_app(
     )
 
     def browse(req: m.ListRequest) -> Any:
-        return get_service().list_memories(
+        return get_service().list_page(
             req.session_id, req.kind, req.since, req.until, req.limit, req.offset, req.sort,
             req.search,
-        )
+        ).to_dict()
 
     @app.post("/list_memories", response_model=m.ListResponse, responses=list_errors, **common)
     def list_post(body: Annotated[m.ListRequest | None, Body()] = None) -> Any:
@@ -180,26 +181,26 @@ def build_app(
               **common)
     def get_post(body: m.MemoryIdRequest) -> Any:
         """One memory in full with its lifecycle fields (not counted as a recall)."""
-        return get_service().get_memory(body.memory_id)
+        return get_service().detail(body.memory_id).to_dict()
 
     @app.get("/get_memory", response_model=m.MemoryDetail, responses=_errors(*ID_ERRORS),
              **common)
     def get_get(params: Annotated[m.MemoryIdRequest, Query()]) -> Any:
         """The same as POST, with the id or ref as a query parameter."""
-        return get_service().get_memory(params.memory_id)
+        return get_service().detail(params.memory_id).to_dict()
 
     @app.post("/update_memory", response_model=m.UpdateResponse,
               responses=_errors(*ID_ERRORS, "memory_already_superseded", "memory_too_large"),
               **common)
     def update_memory(body: m.UpdateRequest) -> Any:
         """Replace a memory's content with a new version; the old one is kept, hidden."""
-        return get_service().update_memory(body.memory_id, body.content)
+        return get_service().update(body.memory_id, body.content).to_dict()
 
     @app.post("/delete_memory", response_model=m.DeleteResponse, responses=_errors(*ID_ERRORS),
               **common)
     def delete_memory(body: m.MemoryIdRequest) -> Any:
         """Delete a memory for good; an older version it replaced becomes current again."""
-        return get_service().delete_memory(body.memory_id)
+        return get_service().delete(body.memory_id).to_dict()
 
     @app.get("/health", response_model=m.Health)
     def health() -> Any:

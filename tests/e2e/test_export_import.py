@@ -12,8 +12,8 @@ import pytest
 
 from tests.e2e.servers import run_cli
 from tests.fakes import FixedClock, HashEmbedder, WordTokenizer
-from tinycontext import export_import
 from tinycontext.adapters.sqlite.store import SqliteStore
+from tinycontext.app import transfer as export_import
 from tinycontext.config import TinyContextConfig
 from tinycontext.container import build_service
 from tinycontext.export_import import ImportFormatError, export_jsonl, import_jsonl

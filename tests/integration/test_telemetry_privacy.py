@@ -175,7 +175,8 @@ def test_metric_points_lose_private_attributes_and_exemplars() -> None:
 
 def test_every_attribute_we_set_is_allowed() -> None:
     """A new TinyContext attribute must be added to the allow-list (or it never leaves)."""
-    source = (ROOT / "tinycontext" / "telemetry_wrappers.py").read_text()
+    source = "".join((ROOT / "tinycontext" / name).read_text()
+                     for name in ("telemetry_wrappers.py", "telemetry_ports.py"))
     keys = set(re.findall(r'"((?:tinycontext|gen_ai)\.[a-z_.]+)"', source))
     keys |= {f"tinycontext.request.{k}" for k in ("max_tokens", "top_k")}
     metric_names = {"tinycontext.operation.duration", "tinycontext.operation.result.count"}

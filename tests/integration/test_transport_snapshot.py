@@ -66,7 +66,8 @@ def _mcp() -> list[Any]:
             await call("list_memories", {"kind": "profile"})
             await call("list_memories", {"search": "nothing-like-this"})
             await call("list_memories", {"offset": 50})
-            await call("update_memory", {"memory_id": "000000010000", "content": FACTS[0] + " Now."})
+            await call("update_memory", {"memory_id": "000000010000",
+                                         "content": FACTS[0] + " Now."})
             await call("get_memory", {"memory_id": "000000010000"})
             await call("get_memory", {"memory_id": "000000080000"})
             await call("get_memory", {"memory_id": "000000090000"})

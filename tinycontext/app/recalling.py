@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from tinycontext.domain import listing
 from tinycontext.domain.errors import StoreError, StoreReadOnlyError
@@ -19,58 +19,60 @@ from tinycontext.domain.recall import (
 from tinycontext.domain.text import recall_terms
 from tinycontext.ports.store import Scope, Scored
 
+from .core import Core
+from .rendering import PROMPT_FRAMING, Framing
+from .results import ProfileItem, RecalledItem, RecallResult, Scores
 from .vectors import maxsim
-
-if TYPE_CHECKING:
-    from .service import MemoryService
 
 PROFILE_POOL_LIMIT = 200
 
 
 def recent_recall(
-    service: MemoryService, session: str | None, budget: int, k: int
-) -> dict[str, Any]:
+    core: Core, session: str | None, budget: int, k: int, now: str,
+    framing: Framing = PROMPT_FRAMING,
+) -> RecallResult:
+    """The newest live episodic memories that fit the budget (no embedding, no counting)."""
     query = listing.build_list_query(session, EPISODIC, None, None, k, 0, "recent", None)
-    page = service.store.browse(query)
+    page = core.store.browse(query)
     picked = [s.memory for s in page.memories[:k]]
-    cut = budget_walk([service._cost(m) for m in picked], budget)
-    return {
-        "mode": "recent",
-        "memories": [
-            {
-                "rank": i + 1, "content_tokens": m.content_tokens,
-                "created_at": m.created_at, "id": m.id, "ref": m.ref, "content": m.content,
-            }
+    cut = budget_walk([core.cost(m, framing) for m in picked], budget)
+    return RecallResult(
+        current_time=now, mode="recent",
+        memories=tuple(
+            RecalledItem(
+                rank=i + 1, content_tokens=m.content_tokens, created_at=m.created_at,
+                id=m.id, ref=m.ref, content=m.content,
+            )
             for i, m in enumerate(picked[: cut.count])
-        ],
-        "total_tokens": cut.total_tokens,
-        "truncated": cut.truncated,
-        "matched_count": len(picked),
-    }
+        ),
+        total_tokens=cut.total_tokens, truncated=cut.truncated, matched_count=len(picked),
+    )
 
 def semantic_recall(
-    service: MemoryService, query: str, session: str | None, budget: int, k: int, now: str,
-    count: bool = True,
-) -> dict[str, Any]:
+    core: Core, query: str, session: str | None, budget: int, k: int, now: str,
+    count: bool = True, framing: Framing = PROMPT_FRAMING,
+) -> RecallResult:
+    """Hybrid retrieval (keyword + dense, fused, late interaction), then top_k and the budget;
+    the chosen memories are counted as recalled unless `count` is False."""
     pool = candidate_pool(k)
     scope = Scope(EPISODIC, session)
     # The keyword side needs no vector: run it while the query is embedded (both release
     # the GIL: SQLite and onnxruntime work in C).
     terms = recall_terms(query)
-    scored = service.config.recall_fusion == SCORE
+    scored = core.config.recall_fusion == SCORE
 
     def keyword_side() -> tuple[list[Scored], float]:
-        hits = service.store.keyword_search(terms, scope, pool)
-        return hits, service.store.keyword_ideal(terms) if scored else 0.0
+        hits = core.store.keyword_search(terms, scope, pool)
+        return hits, core.store.keyword_ideal(terms) if scored else 0.0
 
-    keyword = service.background_call(keyword_side)
-    text = service.config.dense_query_prefix + query
+    keyword = core.background_call(keyword_side)
+    text = core.config.dense_query_prefix + query
     query_tokens = b""
-    if service.late_interaction:  # the token states come from the same model run
-        [(vector, query_tokens)] = service.embedder.embed_with_tokens([text], False)  # type: ignore[attr-defined]
+    if core.late_interaction:  # the token states come from the same model run
+        [(vector, query_tokens)] = core.embedder.embed_with_tokens([text], False)  # type: ignore[attr-defined]
     else:
-        vector = service.embedder.embed([text])[0]
-    dense = service.store.nearest(vector, service.model_key, scope, pool)
+        vector = core.embedder.embed([text])[0]
+    dense = core.store.nearest(vector, core.model_key, scope, pool)
     lexical, ideal = keyword.result()
     memories: dict[str, Memory] = {}
     fields: dict[str, dict[str, Any]] = {}
@@ -84,12 +86,12 @@ def semantic_recall(
         # Score fusion reads every candidate's cosine: those only the keyword side found get
         # theirs from the store (rank fusion has no use for it).
         missed = [mid for mid, f in fields.items() if "dense" not in f]
-        for mid, similarity in service.store.similarities(
-            vector, service.model_key, missed
+        for mid, similarity in core.store.similarities(
+            vector, core.model_key, missed
         ).items():
             fields[mid]["dense"] = (None, similarity)
     access: dict[str, int] = {}
-    if service.config.recall_access_weight > 0:
+    if core.config.recall_access_weight > 0:
         # Competition ranking: equal recall counts share a rank, so ids never break ties here.
         counts = sorted((m.recall_count for m in memories.values()), reverse=True)
         first: dict[int, int] = {}
@@ -106,53 +108,49 @@ def semantic_recall(
         for mid, f in fields.items()
     ]
     weights = FusionWeights(
-        service.config.recall_dense_weight, service.config.recall_rrf_k,
-        service.config.recall_access_weight, service.config.recall_fusion,
-        service.config.recall_keyword_weight,
+        core.config.recall_dense_weight, core.config.recall_rrf_k,
+        core.config.recall_access_weight, core.config.recall_fusion,
+        core.config.recall_keyword_weight,
     )
     late = None
     if query_tokens:
-        with service._stage("late_interaction"):
+        with core.stage("late_interaction"):
             shortlist = [r.memory_id for r in rank(
                 candidates, weights, limit=LATE_DEPTH, keyword_ideal=ideal)]
-            late = maxsim(query_tokens, service.store.token_bits(shortlist),
-                          service.embedder.dimensions)
-    with service._stage("rank"):
-        ranked = rank(candidates, weights, service.config.recall_rrf_cutoff, limit=k, late=late,
+            late = maxsim(query_tokens, core.store.token_bits(shortlist),
+                          core.embedder.dimensions)
+    with core.stage("rank"):
+        ranked = rank(candidates, weights, core.config.recall_rrf_cutoff, limit=k, late=late,
                       keyword_ideal=ideal)
-        cut = budget_walk([service._cost(memories[r.memory_id]) for r in ranked], budget)
+        cut = budget_walk([core.cost(memories[r.memory_id], framing) for r in ranked], budget)
     chosen = ranked[: cut.count]
-    counting = count_recalls(service, [r.memory_id for r in chosen], now) if count else None
-    result: dict[str, Any] = {
-        "mode": "semantic",
-        "memories": [
-            {
-                "rank": i, "relevance": r.relevance,
-                "scores": {
-                    "rrf": r.rrf,
-                    "dense": None if r.dense is None else round(r.dense, 6),
-                    "bm25": None if r.bm25 is None else round(r.bm25, 6),
-                },
-                "content_tokens": memories[r.memory_id].content_tokens,
-                "created_at": memories[r.memory_id].created_at,
-                "id": r.memory_id, "ref": memories[r.memory_id].ref,
-                "content": memories[r.memory_id].content,
-            }
+    counting = count_recalls(core, [r.memory_id for r in chosen], now) if count else None
+    return RecallResult(
+        current_time=now, mode="semantic",
+        memories=tuple(
+            RecalledItem(
+                rank=i, relevance=r.relevance,
+                scores=Scores(
+                    rrf=r.rrf,
+                    dense=None if r.dense is None else round(r.dense, 6),
+                    bm25=None if r.bm25 is None else round(r.bm25, 6),
+                ),
+                content_tokens=memories[r.memory_id].content_tokens,
+                created_at=memories[r.memory_id].created_at,
+                id=r.memory_id, ref=memories[r.memory_id].ref,
+                content=memories[r.memory_id].content,
+            )
             for i, r in enumerate(chosen, start=1)
-        ],
-        "total_tokens": cut.total_tokens,
-        "truncated": cut.truncated,
-        "matched_count": len(ranked),
-    }
-    if counting:
-        result["notice"] = counting
-    return result
+        ),
+        total_tokens=cut.total_tokens, truncated=cut.truncated, matched_count=len(ranked),
+        notice=counting,
+    )
 
-def count_recalls(service: MemoryService, memory_ids: list[str], now: str) -> str | None:
+def count_recalls(core: Core, memory_ids: list[str], now: str) -> str | None:
     """Add one to each recalled memory's count; a store that cannot take the write (a
     read-only backup or mount, a full disk) still answers: the notice says what was skipped."""
     try:
-        service.store.mark_recalled(memory_ids, now)
+        core.store.mark_recalled(memory_ids, now)
     except StoreReadOnlyError:
         return "The store is read-only, so recall counts were not updated."
     except StoreError as exc:
@@ -163,22 +161,23 @@ def count_recalls(service: MemoryService, memory_ids: list[str], now: str) -> st
     return None
 
 
-def profile_pool(service: MemoryService) -> list[dict[str, Any]]:
+def profile_pool(core: Core, framing: Framing = PROMPT_FRAMING) -> tuple[ProfileItem, ...]:
+    """The newest profile memories that fit `profile_max_tokens`, attached to every recall."""
     query = listing.build_list_query(
         None, PROFILE, None, None, PROFILE_POOL_LIMIT, 0, "recent", None
     )
-    profiles = [s.memory for s in service.store.browse(query).memories]
-    if service.config.profile_max_tokens == 0:
-        return []
-    limit = service.config.profile_max_tokens
-    cut = budget_walk([service._cost(m) for m in profiles], limit)
+    profiles = [s.memory for s in core.store.browse(query).memories]
+    if core.config.profile_max_tokens == 0:
+        return ()
+    limit = core.config.profile_max_tokens
+    cut = budget_walk([core.cost(m, framing) for m in profiles], limit)
     # Unlike recall results, an oversized profile is not attached alone: it rides along with
     # every recall, so the profile block never exceeds its own budget.
     count = cut.count if cut.total_tokens <= limit else 0
-    return [
-        {
-            "id": m.id, "ref": m.ref, "content": m.content,
-            "content_tokens": m.content_tokens, "created_at": m.created_at,
-        }
+    return tuple(
+        ProfileItem(
+            id=m.id, ref=m.ref, content=m.content, content_tokens=m.content_tokens,
+            created_at=m.created_at,
+        )
         for m in profiles[:count]
-    ]
+    )

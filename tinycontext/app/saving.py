@@ -4,12 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
 
 from tinycontext.domain.context import related, within_window
 from tinycontext.domain.dedup import Neighbour, judge
 from tinycontext.domain.errors import InvalidRequestError, TinyContextError
-from tinycontext.domain.limits import check_length, check_tokens
 from tinycontext.domain.memory import (
     EPISODIC,
     PROFILE,
@@ -20,11 +18,10 @@ from tinycontext.domain.memory import (
 )
 from tinycontext.ports.store import NewMemory, Scope
 
-from .redacting import add_notice, redact_content
+from .core import Core, long_content_notice
+from .redacting import redact_content
+from .results import SavedItem, SimilarTo, SkippedItem, join_notices
 from .vectors import cosine, mix_context, pairwise_cosines
-
-if TYPE_CHECKING:
-    from .service import MemoryService
 
 NEIGHBOURS = 5
 # Saves of at least 2x this many items split their dedup lookups over two threads.
@@ -34,8 +31,8 @@ PARALLEL_LOOKUPS = 4
 @dataclass
 class SavePlan:
     to_store: list[NewMemory] = field(default_factory=list)
-    saved: list[dict[str, Any]] = field(default_factory=list)
-    skipped: list[dict[str, Any]] = field(default_factory=list)
+    saved: list[SavedItem] = field(default_factory=list)
+    skipped: list[SkippedItem] = field(default_factory=list)
 
 
 def _read_item(index: int, raw: object) -> tuple[str, str]:
@@ -58,20 +55,13 @@ def _read_item(index: int, raw: object) -> tuple[str, str]:
         raise type(exc)(f"memories[{index}]: {exc.message}") from exc
 
 
-def measure(service: MemoryService, text: str, what: str = "content") -> int:
-    """The token count of memory content; over `max_memory_tokens` is `memory_too_large`.
-
-    The character bound comes first, so megabytes of text are refused without counting.
-    """
-    limit = service.config.max_memory_tokens
-    check_length(what, text, limit)
-    tokens = service.tokenizer.count(text)
-    check_tokens(what, tokens, limit)
-    return tokens
+def measure(core: Core, text: str, what: str = "content") -> int:
+    """The token count of memory content (Core.measure; kept for code that imported it)."""
+    return core.measure(text, what)
 
 
 def _stored_neighbours(
-    service: MemoryService, items: Sequence[tuple[str, str]], vectors: Sequence[bytes],
+    core: Core, items: Sequence[tuple[str, str]], vectors: Sequence[bytes],
     session: str | None,
 ) -> list[list[Neighbour]]:
     """Each item's nearest stored memories of its kind and scope.
@@ -88,8 +78,8 @@ def _stored_neighbours(
         out: dict[int, list[Neighbour]] = {}
         for kind, group in by_kind.items():
             scope = Scope(kind, None if kind == PROFILE else session, exact=True)
-            found = service.store.nearest_many(
-                [vectors[i] for i in group], service.model_key, scope, NEIGHBOURS
+            found = core.store.nearest_many(
+                [vectors[i] for i in group], core.model_key, scope, NEIGHBOURS
             )
             for i, hits in zip(group, found, strict=True):
                 out[i] = [Neighbour(h.memory.ref, h.memory.content, h.score) for h in hits]
@@ -99,26 +89,26 @@ def _stored_neighbours(
     if middle < PARALLEL_LOOKUPS:
         found = look(range(len(items)))
     else:
-        second = service.background_call(look, range(middle, len(items)))
+        second = core.background_call(look, range(middle, len(items)))
         found = look(range(middle)) | second.result()
     return [found[i] for i in range(len(items))]
 
 
 def _previous(
-    service: MemoryService, items: Sequence[tuple[str, str]], session: str | None, now: str
+    core: Core, items: Sequence[tuple[str, str]], session: str | None, now: str
 ) -> Memory | None:
     """The stored memory that the call's first episodic item takes as context, if any."""
-    minutes = service.config.save_context_minutes
+    minutes = core.config.save_context_minutes
     if minutes <= 0 or all(kind != EPISODIC for _, kind in items):
         return None
-    latest = service.store.latest(Scope(EPISODIC, session, exact=True))
+    latest = core.store.latest(Scope(EPISODIC, session, exact=True))
     if latest is None or not within_window(latest.created_at, now, minutes):
         return None
     return latest
 
 
 def plan_saves(
-    service: MemoryService, memories: Sequence[object], session: str | None, now: str
+    core: Core, memories: Sequence[object], session: str | None, now: str
 ) -> SavePlan:
     """Validate every item first (a bad item saves nothing), embed once, then dedup in order.
 
@@ -128,25 +118,25 @@ def plan_saves(
     """
     items = [_read_item(i, raw) for i, raw in enumerate(memories)]
     # Secrets go first: sizes, dedup and vectors are all about the text that is stored.
-    redactions = [redact_content(service.config, content) for content, _ in items]
+    redactions = [redact_content(core.config, content) for content, _ in items]
     items = [(r.text, kind) for r, (_, kind) in zip(redactions, items, strict=True)]
     # Sizes are checked before anything is embedded: one item too large saves nothing.
-    counts = [measure(service, c, f"memories[{i}].content") for i, (c, _) in enumerate(items)]
-    config = service.config
-    previous = _previous(service, items, session, now)
+    counts = [core.measure(c, f"memories[{i}].content") for i, (c, _) in enumerate(items)]
+    config = core.config
+    previous = _previous(core, items, session, now)
     # The previous save of this process usually made that memory: its own vector is kept.
-    known = service.recent_vectors.get(previous.id) if previous is not None else None
+    known = core.recent_vectors.get(previous.id) if previous is not None else None
     texts = [c for c, _ in items]
     if previous is not None and known is None:
         texts.append(previous.content)
-    made = service.embed_documents(texts)
+    made = core.embed_documents(texts)
     vectors = [v for v, _ in made]
     context: tuple[str, str, bytes] | None = None  # (id, content, own vector)
     if previous is not None:
         own = known if known is not None else vectors.pop()
         context = (previous.id, previous.content, own)
-    model_key = service.model_key
-    stored = _stored_neighbours(service, items, vectors, session)
+    model_key = core.model_key
+    stored = _stored_neighbours(core, items, vectors, session)
     plan = SavePlan()
     # Items of one call are also compared with each other: one product for every pair.
     similar = pairwise_cosines(vectors) if len(vectors) > 1 else [[1.0]]
@@ -164,17 +154,14 @@ def plan_saves(
             config.dedup_review_similarity_threshold,
         )
         if verdict.skip_as_duplicate_of is not None:
-            plan.skipped.append(
-                {
-                    "index": index,
-                    "duplicate_of": verdict.skip_as_duplicate_of.ref,
-                    "similarity": round(verdict.skip_as_duplicate_of.similarity, 4),
-                }
-            )
+            plan.skipped.append(SkippedItem(
+                index=index, duplicate_of=verdict.skip_as_duplicate_of.ref,
+                similarity=round(verdict.skip_as_duplicate_of.similarity, 4),
+            ))
             continue
         tokens = counts[index]
         memory = Memory(
-            id=service._new_id(), content=content, kind=kind, session_id=scope_session,
+            id=core.new_id(), content=content, kind=kind, session_id=scope_session,
             created_at=now, content_tokens=tokens, embedding_model=model_key,
         )
         kept.append((memory, index))
@@ -187,22 +174,19 @@ def plan_saves(
                     memory, mix_context(vector, context[2]), context[0], context[1], bits
                 ))
             context = (memory.id, content, vector)
-            service.recent_vectors.put(memory.id, vector)
+            core.recent_vectors.put(memory.id, vector)
         else:
             plan.to_store.append(NewMemory(memory, vector, tokens=bits))
-        entry: dict[str, Any] = {
-            "index": index, "id": memory.id, "ref": memory.ref, "session_id": scope_session,
-            "kind": kind, "content_tokens": tokens, "created_at": now,
-        }
-        if verdict.similar_to is not None:
-            entry["similar_to"] = {
-                "ref": verdict.similar_to.ref,
-                "similarity": round(verdict.similar_to.similarity, 4),
-            }
-        if tokens > config.save_length_notice_tokens:
-            from .service import long_content_notice
-
-            entry["notice"] = long_content_notice(tokens, config.save_length_notice_tokens)
-        add_notice(entry, redactions[index].notice)
-        plan.saved.append(entry)
+        near = verdict.similar_to
+        long = tokens > config.save_length_notice_tokens
+        plan.saved.append(SavedItem(
+            index=index, id=memory.id, ref=memory.ref, session_id=scope_session, kind=kind,
+            content_tokens=tokens, created_at=now,
+            similar_to=None if near is None else SimilarTo(
+                ref=near.ref, similarity=round(near.similarity, 4)),
+            notice=join_notices(
+                long_content_notice(tokens, config.save_length_notice_tokens) if long else None,
+                redactions[index].notice,
+            ),
+        ))
     return plan

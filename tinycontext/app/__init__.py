@@ -1,0 +1,13 @@
+"""The application core: the use cases over the ports (issue 14).
+
+- service.py: MemoryService, the six operations (typed and as the Python API's dicts), the
+  management queries and export/import entry points;
+- core.py: what every use case shares (ports, settings, model key, token cost, id/ref lookup);
+- saving.py, recalling.py, browsing.py, editing.py: the operations' work;
+- queries.py: management queries; transfer.py, transfer_format.py: JSON Lines export/import;
+- reindex.py: background re-embedding; vectors.py: vector arithmetic; redacting.py: secrets;
+- results.py: the typed results every transport reads; rendering.py: how a transport frames
+  a returned memory (what a recall budget counts).
+
+Importing this package loads nothing else: import the module you need.
+"""

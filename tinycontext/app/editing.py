@@ -1,0 +1,51 @@
+"""Changing one memory: update (a new version that supersedes it) and delete (SPEC section 2)."""
+
+from __future__ import annotations
+
+from tinycontext.domain.lifecycle import check_updatable, plan_deletion
+from tinycontext.domain.memory import Memory, clean_content, ref_of
+from tinycontext.ports.store import NewMemory
+
+from .core import Core, long_content_notice
+from .redacting import redact_content
+from .results import DeleteResult, RefPair, UpdateResult, join_notices
+
+
+def update(core: Core, memory_id: object, content: object) -> UpdateResult:
+    """A new version with `content`; the old one is kept, hidden, and linked both ways."""
+    old = core.resolve(memory_id)
+    check_updatable(old)
+    redaction = redact_content(core.config, clean_content(content))
+    text = redaction.text
+    tokens = core.measure(text)
+    [(vector, bits)] = core.embed_documents([text])
+    now = core.now()
+    new = Memory(
+        id=core.new_id(), content=text, kind=old.kind, session_id=old.session_id,
+        created_at=now, content_tokens=tokens, supersedes=old.id,
+        embedding_model=core.model_key,
+    )
+    core.store.supersede(old.id, NewMemory(new, vector, tokens=bits), now)
+    limit = core.config.save_length_notice_tokens
+    return UpdateResult(
+        id=new.id, ref=new.ref, session_id=new.session_id, kind=new.kind,
+        content_tokens=tokens, created_at=now, supersedes=RefPair(id=old.id, ref=old.ref),
+        notice=join_notices(
+            long_content_notice(tokens, limit) if tokens > limit else None, redaction.notice
+        ),
+    )
+
+
+def delete(core: Core, memory_id: object) -> DeleteResult:
+    """Delete for good; an older version it replaced becomes current again."""
+    target = core.resolve(memory_id)
+    predecessor = None
+    if target.supersedes:
+        found = core.store.find(target.supersedes, is_ref=False)
+        predecessor = found[0] if found else None
+    plan = plan_deletion(target, predecessor)
+    core.store.delete(plan.target_id, plan.predecessor_id, plan.successor_id)
+    restored = None
+    if plan.predecessor_id and plan.successor_id is None:
+        restored = RefPair(id=plan.predecessor_id, ref=ref_of(plan.predecessor_id))
+    return DeleteResult(id=target.id, ref=target.ref, restored=restored)
