@@ -10,17 +10,18 @@ loopback names, the address they are bound to, and whatever `TINYCONTEXT_ALLOWED
 
 from __future__ import annotations
 
-import os
-
 LOOPBACK = ("127.0.0.1", "localhost", "[::1]")
 WILDCARD_BINDS = ("", "0.0.0.0", "::", "[::]")
 ENV_NAME = "TINYCONTEXT_ALLOWED_HOSTS"
 
 
 def allowed_hosts(bind_host: str | None = None, extra: str | None = None) -> list[str] | None:
-    """Accepted Host names (`name` or `name:port`), or None when the check is switched off."""
+    """Accepted Host names (`name` or `name:port`), or None when the check is switched off.
+    `extra`: TINYCONTEXT_ALLOWED_HOSTS as the bootstrap read it (None: read it now)."""
     if extra is None:
-        extra = os.environ.get(ENV_NAME, "")
+        from tinycontext.settings import server_variables
+
+        extra = server_variables().allowed_hosts
     names = [item.strip().lower() for item in extra.split(",") if item.strip()]
     if "*" in names:
         return None

@@ -1,4 +1,8 @@
-"""The Python API of SPEC section 2: module-level functions over one service per config."""
+"""The Python API of SPEC section 2: module-level functions over one service per config.
+
+Services come from the bootstrap's `build_service` (the container), with the config built in
+code: the Python API never reads the environment (server processes do, in tinycontext.bootstrap).
+"""
 
 from __future__ import annotations
 
@@ -6,8 +10,8 @@ import threading
 from collections.abc import Sequence
 from typing import Any
 
+from tinycontext.bootstrap import build_service
 from tinycontext.config import TinyContextConfig
-from tinycontext.container import build_service
 from tinycontext.domain.memory import MemoryInput
 from tinycontext.service import MemoryService
 

@@ -6,12 +6,10 @@ from __future__ import annotations
 
 import argparse
 import importlib
-import logging
-import os
 import sys
 import time
 from collections.abc import Callable, Sequence
-from typing import Any, Literal
+from typing import Any
 
 SERVER_HINT = (
     "tinycontext {what} needs the `server` extra, which is not installed (missing: {missing}).\n"
@@ -110,54 +108,10 @@ def _needs(what: str, *modules: str) -> int | None:
     return None
 
 
-def _setup_logging() -> None:
-    level = os.environ.get("TINYCONTEXT_LOG_LEVEL", "WARNING").upper()
-    logging.basicConfig(
-        stream=sys.stderr, level=getattr(logging, level, logging.WARNING),
-        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
-    )
-
-
-def _container() -> Any:
-    from tinycontext.config import load_config
-    from tinycontext.container import create_container
-
-    return create_container(load_config())
-
-
 def _address(args: argparse.Namespace, default_port: int) -> tuple[str, int]:
-    host = args.host or os.environ.get("TINYCONTEXT_HOST") or DEFAULT_HOST
-    port = args.port
-    if port is None:
-        raw = os.environ.get("TINYCONTEXT_PORT", str(default_port))
-        try:
-            port = int(raw)
-        except ValueError:
-            raise SystemExit(f"tinycontext: TINYCONTEXT_PORT is not a number: {raw!r}") from None
-    if not 0 < port < 65536:
-        raise SystemExit(f"tinycontext: port must be 1-65535, got {port}")
-    return host, port
+    from tinycontext.bootstrap import bind_address, read_variables
 
-
-def _serving(transport: Literal["stdio", "http"], run: Callable[[Any], None]) -> int:
-    """Validated server settings (hosted mode, management) first, then telemetry from OTEL_*,
-    what to serve (one store, or one per proven user), and a clean close + flush at the end."""
-    from tinycontext import telemetry
-    from tinycontext.adapters.system.heap import start_heap_trimmer
-    from tinycontext.config import load_config
-    from tinycontext.hosted import load_server_settings, open_serving
-
-    config = load_config()
-    settings = load_server_settings(transport=transport, store_url=config.store_url)
-    shutdown = telemetry.configure_from_environment()
-    serving = open_serving(config, settings)
-    start_heap_trimmer()  # a long-running process: freed heap goes back to the OS (see heap)
-    try:
-        run(serving)
-    finally:
-        serving.close()
-        shutdown()
-    return 0
+    return bind_address(args.host, args.port, read_variables(), DEFAULT_HOST, default_port)
 
 
 STDIO_HINT = (
@@ -181,8 +135,9 @@ def cmd_mcp(args: argparse.Namespace) -> int:
     if _stdin_is_terminal():  # started by hand, not by a client: say why nothing happens
         print(STDIO_HINT, file=sys.stderr, flush=True)
     from tinycontext.adapters.mcp.transports import run_stdio
+    from tinycontext.bootstrap import serve
 
-    return _serving("stdio", lambda s: run_stdio(s.source, s.management))
+    return serve("stdio", lambda s: run_stdio(s.source, s.management))
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
@@ -190,6 +145,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
         return code
     host, port = _address(args, DEFAULT_PORT)
     from tinycontext.adapters.mcp.transports import http_app, serve_http
+    from tinycontext.bootstrap import serve
 
     def run(s: Any) -> None:
         app = http_app(s.source, host, hosts=s.hosts(host), access=s.access,
@@ -200,7 +156,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
             app = with_ui(app, s, host, port)
         serve_http(app, host, port, "MCP at /mcp" + (" (hosted mode)" if s.hosted else ""))
 
-    return _serving("http", run)
+    return serve("http", run)
 
 
 def cmd_rest(args: argparse.Namespace) -> int:
@@ -209,6 +165,7 @@ def cmd_rest(args: argparse.Namespace) -> int:
         return code
     host, port = _address(args, DEFAULT_REST_PORT)
     from tinycontext.adapters.mcp.transports import serve_http
+    from tinycontext.bootstrap import serve
     from tinycontext.rest import create_app
 
     def run(s: Any) -> None:
@@ -220,22 +177,24 @@ def cmd_rest(args: argparse.Namespace) -> int:
             app = with_ui(app, s, host, port)
         serve_http(app, host, port, "REST API" + (" (hosted mode)" if s.hosted else ""))
 
-    return _serving("http", run)
+    return serve("http", run)
 
 
 def cmd_ui(args: argparse.Namespace) -> int:
     if (code := _needs("ui", "starlette", "uvicorn", "jinja2")) is not None:
         return code
+    from tinycontext.bootstrap import serve
     from tinycontext.ui_command import run_ui
 
-    return _serving("http", lambda s: run_ui(s, args.host, args.port, not args.no_open))
+    return serve("http", lambda s: run_ui(s, args.host, args.port, not args.no_open))
 
 
 def cmd_doctor(args: argparse.Namespace) -> int:
-    from tinycontext.config import load_config
+    from tinycontext.bootstrap import read_settings
     from tinycontext.doctor import run_doctor
 
-    return run_doctor(load_config(), sys.stdout, as_json=args.json)
+    settings = read_settings()
+    return run_doctor(settings.config, sys.stdout, as_json=args.json, environ=settings.environ)
 
 
 def cmd_export(args: argparse.Namespace) -> int:
@@ -262,7 +221,9 @@ def cmd_import(args: argparse.Namespace) -> int:
                   f"re-embedded {report.reembedded}) through line {report.lines}...",
                   file=sys.stderr, flush=True)
 
-    container = _container()
+    from tinycontext.bootstrap import engine_container
+
+    container = engine_container()
     source = sys.stdin if args.file == "-" else open(args.file, encoding="utf-8")  # noqa: SIM115
     try:
         report = import_jsonl(container.service(), source, max(1, args.batch_size), progress)
@@ -289,7 +250,9 @@ COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
-    _setup_logging()
+    from tinycontext.bootstrap import read_variables, setup_logging
+
+    setup_logging(read_variables())
     from tinycontext.domain.errors import TinyContextError
 
     try:

@@ -2,13 +2,14 @@
 
 `TinyContextConfig(...)` built in code never reads the environment. Server processes call
 `load_config()`, which layers `context_config.json` from the per-user config directory and
-then `TINYCONTEXT_*` environment variables (one per key) over the defaults.
+then `TINYCONTEXT_*` environment variables (one per key) over the defaults: that layer is
+tinycontext/settings.py (pydantic-settings), loaded only when a process asks for it.
 """
 
 from __future__ import annotations
 
 import json
-import os
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
 
@@ -20,15 +21,6 @@ from tinycontext.domain.errors import InvalidRequestError
 APP_NAME = "tinycontext"
 CONFIG_FILE_NAME = "context_config.json"
 ENV_PREFIX = "TINYCONTEXT_"
-# Environment names read by the transports and hosted mode rather than by the engine config;
-# any other TINYCONTEXT_* name is a typo and is reported.
-OTHER_ENV_NAMES = frozenset(
-    {
-        "HOST", "PORT", "TENANCY", "TENANT_SECRET", "TENANT_STORE_DIR", "TRUSTED_PROXY_CIDRS",
-        "TRUSTED_PROXY_TOKEN", "USER_HEADER", "MANAGEMENT", "MANAGEMENT_TOKEN", "CONFIG_FILE",
-        "LOG_LEVEL", "ALLOWED_HOSTS", "MAX_OPEN_STORES", "ALLOW_BROAD_TRUSTED_PROXIES",
-    }
-)
 
 
 class ConfigError(InvalidRequestError):
@@ -111,7 +103,7 @@ class TinyContextConfig(BaseModel):
         return self
 
 
-def _describe(error: ValidationError) -> str:
+def describe_error(error: ValidationError) -> str:
     parts = []
     for item in error.errors():
         key = ".".join(str(p) for p in item["loc"]) or "config"
@@ -127,7 +119,7 @@ def build_config(values: dict[str, Any], source: str = "configuration") -> TinyC
     try:
         return TinyContextConfig(**values)
     except ValidationError as exc:
-        raise ConfigError(f"Invalid {source}: {_describe(exc)}.") from exc
+        raise ConfigError(f"Invalid {source}: {describe_error(exc)}.") from exc
 
 
 def read_config_file(path: Path) -> dict[str, Any]:
@@ -152,34 +144,11 @@ def read_config_file(path: Path) -> dict[str, Any]:
     return data
 
 
-def read_environment(environ: dict[str, str]) -> dict[str, Any]:
-    """Config keys from TINYCONTEXT_* variables; unknown TINYCONTEXT_ names are an error."""
-    values: dict[str, Any] = {}
-    fields = TinyContextConfig.model_fields
-    for name, raw in environ.items():
-        if not name.startswith(ENV_PREFIX):
-            continue
-        key = name[len(ENV_PREFIX):].lower()
-        if key in fields:
-            values[key] = raw
-        elif key.upper() not in OTHER_ENV_NAMES:
-            raise ConfigError(f"unknown environment variable {name}; check its spelling.")
-    return values
-
-
 def load_config(
-    environ: dict[str, str] | None = None, config_file: Path | None = None
+    environ: Mapping[str, str] | None = None, config_file: Path | None = None
 ) -> TinyContextConfig:
-    """Defaults, then the JSON file (if present), then the environment — for server processes."""
-    env = dict(os.environ if environ is None else environ)
-    path = config_file
-    if path is None:
-        named = env.get(ENV_PREFIX + "CONFIG_FILE")
-        path = Path(named).expanduser() if named else user_config_dir() / CONFIG_FILE_NAME
-    values: dict[str, Any] = {}
-    source = "configuration"
-    if path.is_file():
-        values.update(read_config_file(path))
-        source = f"configuration ({path} and TINYCONTEXT_* variables)"
-    values.update(read_environment(env))
-    return build_config(values, source)
+    """Defaults, then the JSON file (if present), then the environment — for server processes
+    (see tinycontext.settings; `environ` None: the process environment)."""
+    from tinycontext.settings import load_config as load
+
+    return load(environ, config_file)

@@ -11,6 +11,7 @@ import json
 import os
 import tempfile
 import time
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import IO, Any
@@ -220,11 +221,17 @@ def _storage_checks(config: TinyContextConfig, env: dict[str, str]) -> list[Chec
     return [folder, *engine]
 
 
-def run_doctor(config: TinyContextConfig, out: IO[str], as_json: bool = False) -> int:
-    """Print the report; 0 when every check passed, else 1."""
+def run_doctor(config: TinyContextConfig, out: IO[str], as_json: bool = False,
+               environ: Mapping[str, str] | None = None) -> int:
+    """Print the report; 0 when every check passed, else 1. `environ`: what the bootstrap
+    read (None: the process environment, via tinycontext.settings)."""
     from tinycontext.version import __version__
 
-    env = dict(os.environ)
+    if environ is None:
+        from tinycontext.settings import environment
+
+        environ = environment()
+    env = dict(environ)
     settings = {key: _redact(value) for key, value in config.model_dump().items()}
     config_file = _config_file(env)
     server = {name.lower(): env.get(ENV_PREFIX + name) for name in SERVER_ENV}

@@ -1,10 +1,10 @@
 """Server settings beyond the engine config: hosted multi-user mode and management views.
 
-`load_server_settings` reads the TINYCONTEXT_* variables of SPEC section 8 and refuses to
-start, naming every missing or weak setting at once; `open_serving` builds what a server
-process serves: one store (single-user) or one store per proven user (hosted mode: a SQLite
-file each, or a tenant each in one PostgreSQL database), all sharing one embedding model and
-one token vocabulary.
+`load_server_settings` validates the TINYCONTEXT_* variables of SPEC section 8 (read by
+tinycontext.settings) and refuses to start, naming every missing or weak setting at once;
+`open_serving` builds what a server process serves: one store (single-user) or one store per
+proven user (hosted mode: a SQLite file each, or a tenant each in one PostgreSQL database),
+all sharing one embedding model and one token vocabulary.
 """
 
 from __future__ import annotations
@@ -17,10 +17,13 @@ import stat
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from tinycontext.config import ENV_PREFIX, ConfigError, TinyContextConfig
 from tinycontext.hosted_checks import ALLOW_BROAD, SECRET_HINT, check_strength, proxy_networks
+
+if TYPE_CHECKING:
+    from tinycontext.settings import ServerVariables
 
 log = logging.getLogger("tinycontext.hosted")
 
@@ -57,13 +60,16 @@ class ServerSettings:
     max_open_stores: int = DEFAULT_MAX_OPEN_STORES
     management: bool = False
     management_token: str | None = field(default=None, repr=False)
+    # TINYCONTEXT_ALLOWED_HOSTS as given: Host names the HTTP servers accept besides their own.
+    allowed_hosts: str = ""
 
 
-def _get(env: Mapping[str, str], name: str) -> str:
-    return env.get(ENV_PREFIX + name, "").strip()
+def _get(env: ServerVariables, name: str) -> str:
+    value: str = getattr(env, name.lower())
+    return value.strip()
 
 
-def _secret(env: Mapping[str, str], key: str, minimum: int, what: str,
+def _secret(env: ServerVariables, key: str, minimum: int, what: str,
             problems: list[str]) -> bytes:
     raw = _get(env, key).encode("utf-8")
     name = ENV_PREFIX + key
@@ -98,7 +104,7 @@ def _store_dir(raw: str, problems: list[str]) -> Path | None:
     return folder.resolve()
 
 
-def _switch(env: Mapping[str, str], key: str, problems: list[str]) -> bool:
+def _switch(env: ServerVariables, key: str, problems: list[str]) -> bool:
     raw = _get(env, key).lower()
     if raw not in SWITCH:
         problems.append(f"{ENV_PREFIX}{key} must be on or off, got {raw!r}.")
@@ -141,8 +147,11 @@ def load_server_settings(
 
     `store_url` is the engine config's (None: TINYCONTEXT_STORE_URL): with a PostgreSQL URL
     hosted mode keeps every user in that database and needs no TENANT_STORE_DIR.
+    `environ` None: the process environment (read by tinycontext.settings).
     """
-    env = os.environ if environ is None else environ
+    from tinycontext.settings import server_variables
+
+    env = server_variables(environ)
     problems: list[str] = []
     tenancy_raw = _get(env, "TENANCY").lower()
     if tenancy_raw not in ("", "off", "proxy-header"):
@@ -164,7 +173,9 @@ def load_server_settings(
         problems.append(f"{ENV_PREFIX}MANAGEMENT=on over HTTP needs a way to authenticate: set "
                         f"{ENV_PREFIX}MANAGEMENT_TOKEN ({MIN_MANAGEMENT_TOKEN_CHARS}+ characters, "
                         "sent as `Authorization: Bearer`), or run hosted mode behind the proxy.")
-    settings = ServerSettings(management=management, management_token=token)
+    allowed = env.allowed_hosts
+    settings = ServerSettings(management=management, management_token=token,
+                              allowed_hosts=allowed)
     if not tenancy:
         _refuse(problems, "tinycontext")
         return settings
@@ -189,7 +200,7 @@ def load_server_settings(
         postgres=postgres,
         user_header=_user_header(_get(env, "USER_HEADER"), problems),
         max_open_stores=_max_open(_get(env, "MAX_OPEN_STORES"), problems),
-        management=management, management_token=token,
+        management=management, management_token=token, allowed_hosts=allowed,
     )
     _refuse(problems, "hosted mode (TINYCONTEXT_TENANCY=proxy-header)")
     return settings
@@ -203,15 +214,16 @@ class Serving:
     access: Any = None  # adapters.hosting.tenancy.Access
     management: Any = None  # tinycontext.management.Management
     hosted: bool = False
+    allowed_hosts: str = ""  # TINYCONTEXT_ALLOWED_HOSTS
 
     def hosts(self, bind_host: str | None) -> list[str] | None:
         """Host-header allow-list. Hosted mode proves callers by proxy address and token, so
         the DNS-rebinding check is only on when TINYCONTEXT_ALLOWED_HOSTS names hosts."""
-        from tinycontext.allowed_hosts import ENV_NAME, allowed_hosts
+        from tinycontext.allowed_hosts import allowed_hosts
 
-        if self.hosted and not os.environ.get(ENV_NAME, "").strip():
+        if self.hosted and not self.allowed_hosts.strip():
             return None
-        return allowed_hosts(bind_host)
+        return allowed_hosts(bind_host, self.allowed_hosts)
 
     def close(self) -> None:
         from tinycontext.service_source import close_source
@@ -246,7 +258,7 @@ def open_serving(
             source = create_container(config)
         management = Management(hosted=False) if settings.management else None
         access = Access(management_token=token) if settings.management else None
-        return Serving(source, access, management)
+        return Serving(source, access, management, allowed_hosts=settings.allowed_hosts)
     if bool(config.store_url) != settings.postgres:
         # The settings were validated for the other backend (a caller passed another
         # store_url): refuse rather than serve without the checks that backend needs.
@@ -263,4 +275,5 @@ def open_serving(
     trust = ProxyTrust(settings.networks, settings.proxy_token, settings.user_header)
     management = Management(hosted=True, storage=stores.storage_facts) if settings.management \
         else None
-    return Serving(stores, Access(trust, token), management, hosted=True)
+    return Serving(stores, Access(trust, token), management, hosted=True,
+                   allowed_hosts=settings.allowed_hosts)

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import importlib
 import logging
-import os
 import sys
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -65,6 +64,12 @@ def instrumented_service(**kwargs: Any) -> MemoryService:
     return TracedMemoryService(**kwargs)
 
 
+def _environment() -> Mapping[str, str]:
+    from tinycontext.settings import environment
+
+    return environment()
+
+
 def _exporter_wanted(env: Mapping[str, str], signal: str) -> str | None:
     """"otlp", "console" or None for the traces/metrics signal, per the OTEL_* conventions."""
     choice = env.get(f"OTEL_{signal.upper()}_EXPORTER", "").strip().lower()
@@ -80,8 +85,9 @@ def _exporter_wanted(env: Mapping[str, str], signal: str) -> str | None:
 
 
 def configure_from_environment(environ: Mapping[str, str] | None = None) -> Callable[[], None]:
-    """Install global providers from OTEL_* (servers only); returns flush-and-shutdown."""
-    env = os.environ if environ is None else environ
+    """Install global providers from OTEL_* (servers only); returns flush-and-shutdown.
+    `environ`: what the bootstrap read (None: the process environment, via settings)."""
+    env = _environment() if environ is None else environ
     if env.get("OTEL_SDK_DISABLED", "").strip().lower() == "true":
         return lambda: None
     traces, metrics_kind = _exporter_wanted(env, "traces"), _exporter_wanted(env, "metrics")
@@ -120,7 +126,7 @@ def install(
     )
     from tinycontext.version import __version__
 
-    env = os.environ if environ is None else environ
+    env = _environment() if environ is None else environ
     attributes: dict[str, Any] = {"service.version": __version__}
     if not env.get("OTEL_SERVICE_NAME"):
         attributes["service.name"] = "tinycontext"
