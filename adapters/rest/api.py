@@ -16,6 +16,7 @@ from fastapi import Body, FastAPI, Query, Request
 from fastapi.responses import JSONResponse
 
 from tinycontext.adapters.hosting.tenancy import Access, TenantGate
+from tinycontext.app.rendering import PLAIN
 from tinycontext.domain.errors import InternalError, TinyContextError
 from tinycontext.service import MemoryService
 from tinycontext.service_source import close_source, service_source, warm_up
@@ -141,8 +142,11 @@ def build_app(
     recall_errors = _errors("recall_budget", "invalid_request", "session_not_found")
 
     def recall(req: m.RecallRequest) -> Any:
-        service = get_service()
-        return service.recall(req.query, req.session_id, req.max_tokens, req.top_k).to_dict()
+        # The budget counts what REST returns: each memory's content, nothing around it
+        # (MCP passes its XML frame instead; see tinycontext/app/rendering.py).
+        return get_service().recall(
+            req.query, req.session_id, req.max_tokens, req.top_k, framing=PLAIN
+        ).to_dict()
 
     @app.post("/recall_memories", response_model=m.RecallResponse, responses=recall_errors,
               **common)

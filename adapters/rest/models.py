@@ -219,7 +219,9 @@ class RecallResponse(_Response):
     mode: Literal["semantic", "recent"] = Field(description="recent when no query was given.")
     current_time: str = Field(description=TIME)
     memories: list[RecalledMemory] = Field(description="Ranked memories that fit the budget.")
-    total_tokens: int = Field(description="Tokens the memories take in the rendered text.")
+    total_tokens: int = Field(
+        description="Tokens of the returned memories' content: what max_tokens bounds."
+    )
     truncated: bool = Field(description="True when the token budget left matches out.")
     matched_count: int = Field(description="How many matched before the token budget cut.")
     profile: list[ProfileMemory] = Field(
