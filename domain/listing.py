@@ -32,6 +32,14 @@ class ListQuery:
     recalled: bool | None = None
     # True: only memories a newer version replaced (the web UI's history view); else live.
     superseded: bool = False
+    # False: the store may skip counting (total_count is then -1); a page of a large store
+    # then reads only its own rows (the web UI counts separately, cached).
+    count: bool = True
+    # Besides SORTS, stores accept BROWSE_SORTS' "recalled": most recalled first, the exact
+    # reverse of "stale" (the web UI's sort; list_memories does not offer it).
+
+
+BROWSE_SORTS = (*SORTS, "recalled")
 
 
 def build_list_query(

@@ -216,12 +216,16 @@ class PostgresStore(Store):
             "recent": "m.created_at DESC, m.seq DESC",
             "stale": "m.recall_count ASC, m.last_recalled_at ASC NULLS FIRST, m.created_at ASC, "
                      "m.seq ASC",
+            "recalled": "m.recall_count DESC, m.last_recalled_at DESC NULLS LAST, "
+                        "m.created_at DESC, m.seq DESC",
             "relevance": "score DESC, m.created_at DESC, m.seq DESC",
         }[query.sort]
 
         def page(cur: Any) -> Page:
-            cur.execute(f"SELECT count(*) FROM {source}{where}", params)
-            total = int(cur.fetchone()[0])
+            total = -1
+            if query.count:
+                cur.execute(f"SELECT count(*) FROM {source}{where}", params)
+                total = int(cur.fetchone()[0])
             cur.execute(
                 f"SELECT {COLUMNS}, {score} AS score FROM {source}{where} ORDER BY {order} "
                 "LIMIT %s OFFSET %s",

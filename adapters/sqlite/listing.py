@@ -50,10 +50,13 @@ def browse(pool: ConnectionPool, query: ListQuery) -> Page:
     order = {
         "recent": "m.created_at DESC, m.seq DESC",
         "stale": "m.recall_count ASC, m.last_recalled_at ASC, m.created_at ASC, m.seq ASC",
+        "recalled": "m.recall_count DESC, m.last_recalled_at DESC, m.created_at DESC, "
+                    "m.seq DESC",
         "relevance": f"{LIST_BM25}, m.created_at DESC, m.seq DESC",
     }[query.sort]
     score = f"-{LIST_BM25}" if query.search else "NULL"
-    total = pool.read(f"SELECT count(*) FROM memories m{joins}{where}", params)[0][0]
+    total = pool.read(f"SELECT count(*) FROM memories m{joins}{where}", params)[0][0] \
+        if query.count else -1
     rows = pool.read(
         f"SELECT {COLUMNS}, {score} FROM memories m{joins}{where} ORDER BY {order} "
         "LIMIT ? OFFSET ?",

@@ -8,7 +8,8 @@ version 5 added int8 codes and the change log that the in-memory mirror (sqlite_
 follows. Version 6 added save-time context (`memories.context_id`) and rebuilt the keyword
 index with three columns: `terms` (the words as written, for list search and its prefixes),
 `stems` (stemmed words, for recall) and `context` (the stemmed words of the context memory),
-and `memory_tokens`, the token sign bits that late interaction rescores with.
+and `memory_tokens`, the token sign bits that late interaction rescores with. Version 7
+indexes the stale order of live memories.
 Existing memories get as context the memory saved before them in their session, within the
 default window; it needs the `tinycontext_stems` SQL function (sqlite_connection.py).
 """
@@ -147,6 +148,12 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
         # Late interaction: sign bits of each memory's content-token vectors (48 bytes a
         # token at 384 dimensions). Memories saved before get them from the re-embedder.
         "CREATE TABLE IF NOT EXISTS memory_tokens (seq INTEGER PRIMARY KEY, bits BLOB NOT NULL)",
+    ),
+    (
+        # The "stale" order (and its reverse, most recalled first) of live memories, so a
+        # page of it reads its own rows instead of sorting the whole store (the web UI).
+        "CREATE INDEX IF NOT EXISTS memories_live_stale ON memories"
+        "(recall_count, last_recalled_at, created_at) WHERE superseded_by IS NULL",
     ),
 )
 

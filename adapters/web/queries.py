@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import threading
 import time
+import weakref
 from collections.abc import Callable, Iterator
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
@@ -26,7 +27,7 @@ PAGE_SIZE = 50
 CHAIN_LIMIT = 20  # versions shown each way; longer histories say "and older"
 CHART_MONTHS = 12
 OVERVIEW_TTL = 30.0  # seconds: overview counts are cached (see overview)
-SORTS = ("recent", "stale", "recalled", "relevance")
+_cache_lock = threading.Lock()
 
 
 def service_getter(source: Any) -> Callable[[], MemoryService]:
@@ -39,36 +40,43 @@ def memories_page(
     service: MemoryService, *, session: str | None, kind: str | None, since: str | None,
     until: str | None, sort: str | None, search: str | None, superseded: bool, page: int,
 ) -> dict[str, Any]:
-    """One page of the Memories table. `recalled` (most recalled first) reads the `stale`
-    order from the other end, so it costs what `stale` costs and needs no store change."""
+    """One page of the Memories table: the page's own rows only (LIMIT/OFFSET over an index,
+    one row more to know whether a next page exists); the total is counted separately and
+    cached (a count reads every matching row)."""
     offset = (page - 1) * PAGE_SIZE
-    store_sort = "stale" if sort == "recalled" else sort
-    if not superseded and sort != "recalled":
-        listed = service.list_memories(session, kind, since, until, PAGE_SIZE, offset,
-                                       store_sort, search)
-        rows = listed["memories"]
-        total = listed["total_count"]
-        used_sort = listed["sort"]
-    else:
-        query = build_list_query(session, kind, since, until, PAGE_SIZE, offset, store_sort,
-                                 search)
-        query = replace(query, superseded=superseded)
-        if session is not None:
-            service.list_memories(session_id=session, limit=1)  # session_not_found check
-        if sort == "recalled":
-            total = service.store.browse(replace(query, limit=1, offset=0)).total_count
-            start = max(total - offset - PAGE_SIZE, 0)
-            size = max(min(PAGE_SIZE, total - offset), 0)
-            hits = service.store.browse(replace(query, offset=start, limit=max(size, 1)))
-            found = list(reversed(hits.memories[:size]))
-        else:
-            page_hits = service.store.browse(query)
-            total, found = page_hits.total_count, page_hits.memories
-        rows = [_entry(hit.memory) for hit in found]
-        used_sort = sort or query.sort
+    query = build_list_query(session, kind, since, until, PAGE_SIZE + 1, offset,
+                             "stale" if sort == "recalled" else sort, search)
+    query = replace(query, superseded=superseded, count=False,
+                    sort="recalled" if sort == "recalled" else query.sort)
+    service.core.check_session(query.session_id)
+    found = service.store.browse(query).memories
+    rows = [_entry(hit.memory) for hit in found[:PAGE_SIZE]]
+    total = _count(service, replace(query, limit=1, offset=0, count=True, sort="recent"))
     pages = max(1, -(-total // PAGE_SIZE))
-    return {"rows": rows, "total": total, "page": page, "pages": pages, "sort": used_sort,
-            "has_more": offset + len(rows) < total}
+    return {"rows": rows, "total": total, "page": page, "pages": pages, "sort": query.sort,
+            "has_more": len(found) > PAGE_SIZE}
+
+
+# Per service object (weakly: a closed store's entries go with it, so a new service that
+# happens to reuse its address in memory, e.g. another hosted user's, never sees them).
+_totals: weakref.WeakKeyDictionary[MemoryService, dict[ListQuery, tuple[float, int]]] = (
+    weakref.WeakKeyDictionary())
+
+
+def _count(service: MemoryService, query: ListQuery) -> int:
+    """How many memories match, cached OVERVIEW_TTL seconds per store and filter (dropped
+    after a change made here), so paging and re-sorting never count again."""
+    with _cache_lock:
+        hit = _totals.get(service, {}).get(query)
+    if hit is not None and time.monotonic() - hit[0] < OVERVIEW_TTL:
+        return hit[1]
+    total = service.store.browse(query).total_count
+    with _cache_lock:
+        known = _totals.setdefault(service, {})
+        if len(known) > 256:
+            known.clear()
+        known[query] = (time.monotonic(), total)
+    return total
 
 
 def _entry(m: Any) -> dict[str, Any]:
@@ -141,13 +149,14 @@ def export_lines(service: MemoryService, session: str | None,
 
 
 # -- overview ------------------------------------------------------------------------------
-_cache: dict[int, tuple[float, dict[str, Any]]] = {}
-_cache_lock = threading.Lock()
+_cache: weakref.WeakKeyDictionary[MemoryService, tuple[float, dict[str, Any]]] = (
+    weakref.WeakKeyDictionary())
 
 
 def _forget_overview(service: MemoryService) -> None:
     with _cache_lock:
-        _cache.pop(id(service), None)
+        _cache.pop(service, None)
+        _totals.pop(service, None)
 
 
 def overview(service: MemoryService, operator: bool,
@@ -156,21 +165,19 @@ def overview(service: MemoryService, operator: bool,
     model and re-embedding progress. The counts need a count over the store, so they are
     cached for OVERVIEW_TTL seconds per store (and dropped after a change made here)."""
     with _cache_lock:
-        hit = _cache.get(id(service))
+        hit = _cache.get(service)
     if hit is not None and now() - hit[0] < OVERVIEW_TTL:
         counts = hit[1]
     else:
         counts = _counts(service)
         with _cache_lock:
-            _cache[id(service)] = (now(), counts)
+            _cache[service] = (now(), counts)
     config = service.config
     reindexer = service.reindexer
     result = {
         **counts,
-        "never_recalled": service.list_memories(kind="episodic", sort="stale", limit=5),
-        "most_recalled": memories_page(
-            service, session=None, kind="episodic", since=None, until=None, sort="recalled",
-            search=None, superseded=False, page=1)["rows"][:5],
+        "never_recalled": _examples(service, "stale", recalled=False),
+        "most_recalled": _examples(service, "recalled", recalled=True),
         "model": config.embedding_model, "model_key": service.model_key,
         "reindex": {"running": reindexer.running, "done": reindexer.done,
                     "total": reindexer.total, "notice": reindexer.notice()},
@@ -180,6 +187,12 @@ def overview(service: MemoryService, operator: bool,
         path = Path(config.memory_db_path)
         result["store"] = {"path": str(path), **single_store_facts(path)}
     return result
+
+
+def _examples(service: MemoryService, sort: str, recalled: bool) -> list[dict[str, Any]]:
+    query = ListQuery(None, "episodic", None, None, 5, 0, sort, (), recalled=recalled,
+                      count=False)
+    return [_entry(hit.memory) for hit in service.store.browse(query).memories]
 
 
 def _counts(service: MemoryService) -> dict[str, Any]:

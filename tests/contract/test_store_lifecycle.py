@@ -82,6 +82,21 @@ def test_browse_stale_order(shelf):
     assert ids(page) == [mid(2), mid(4), mid(6), mid(3), mid(5), mid(1)]
 
 
+def test_browse_most_recalled_is_stale_reversed_and_count_can_be_skipped(shelf):
+    from dataclasses import replace
+
+    shelf.mark_recalled([mid(3), mid(5)], day(10))
+    shelf.mark_recalled([mid(1)], day(11))
+    shelf.mark_recalled([mid(1)], day(12))
+    stale = ids(shelf.browse(listing(sort="stale")))
+    most = shelf.browse(replace(listing(sort="stale"), sort="recalled"))
+    assert ids(most) == list(reversed(stale)) and most.total_count == 6
+    second = shelf.browse(replace(listing(sort="stale", limit=2, offset=1), sort="recalled"))
+    assert ids(second) == list(reversed(stale))[1:3]
+    uncounted = shelf.browse(replace(listing(limit=2), count=False))
+    assert ids(uncounted) == [mid(6), mid(5)] and uncounted.total_count == -1
+
+
 def test_browse_filters_by_recalled(shelf):
     from dataclasses import replace
 

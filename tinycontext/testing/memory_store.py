@@ -187,16 +187,17 @@ class InMemoryStore(Store):
                 scores = self._bm25(search, [m for _, m in rows], prefix_last=True)
             if query.sort == "recent":
                 rows.sort(key=lambda r: (r[1].created_at, r[0]), reverse=True)
-            elif query.sort == "stale":
+            elif query.sort in ("stale", "recalled"):
                 rows.sort(
                     key=lambda r: (
                         r[1].recall_count, r[1].last_recalled_at or "", r[1].created_at, r[0]
-                    )
+                    ), reverse=query.sort == "recalled",
                 )
             else:
                 rows.sort(key=lambda r: (-scores.get(r[1].id, 0.0), desc(r[1].created_at), -r[0]))
             window = rows[query.offset : query.offset + query.limit]
-            return Page([Scored(m, scores.get(m.id, 0.0)) for _, m in window], len(rows))
+            total = len(rows) if query.count else -1
+            return Page([Scored(m, scores.get(m.id, 0.0)) for _, m in window], total)
 
     def session_exists(self, session_id: str) -> bool:
         with self._lock:
