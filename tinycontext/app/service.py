@@ -9,7 +9,7 @@ dict form of the Python API (`save_memories` ... `delete_memory`: the same resul
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import Future
 from contextlib import AbstractContextManager, nullcontext
 from typing import Any, TypeVar
@@ -17,6 +17,7 @@ from typing import Any, TypeVar
 from tinycontext.config import TinyContextConfig
 from tinycontext.domain.errors import EmptyMemoryError, InvalidRequestError
 from tinycontext.domain.limits import MAX_ITEMS_PER_SAVE, MAX_QUERY_CHARS, whole_number
+from tinycontext.domain.listing import ListQuery
 from tinycontext.domain.memory import (
     Memory,
     MemoryInput,
@@ -26,7 +27,7 @@ from tinycontext.domain.memory import (
 )
 from tinycontext.ports.clock import Clock
 from tinycontext.ports.embedder import Embedder, Vector
-from tinycontext.ports.store import Store
+from tinycontext.ports.store import Page, Store
 from tinycontext.ports.tokenizer import Tokenizer
 
 from . import browsing, editing, queries, transfer
@@ -220,11 +221,26 @@ class MemoryService:
         """Counts by kind, never-recalled memories and the time span of the store."""
         return queries.overview(self.core)
 
+    def browse(self, query: ListQuery) -> Page:
+        """The store's page for a query built with domain.listing (replaced versions, the
+        never-recalled filter, counts with limit 1): what list_page reads, before it becomes
+        list entries; the session is checked as list_page checks it. For adapters that show
+        more than the list operation does (the web UI), instead of reaching the store."""
+        self.core.check_session(query.session_id)
+        return self.store.browse(query)
+
     def export_records(
         self, session_id: str | None = None
     ) -> Iterator[tuple[Memory, bytes | None]]:
         """Every memory (superseded ones too) with its vector, oldest first (export)."""
         return transfer.iter_stored(self.store, session_id)
+
+    def import_jsonl(
+        self, lines: Iterable[str], batch_size: int = 256,
+        progress: Callable[[transfer.ImportReport], None] | None = None,
+    ) -> transfer.ImportReport:
+        """Import an export's JSON Lines (see transfer.py for the guarantees)."""
+        return transfer.import_jsonl(self.core, lines, batch_size, progress)
 
     # -- the six operations as the Python API's dicts ------------------------------------
     def save_memories(

@@ -1,0 +1,72 @@
+"""The application's management and transfer use cases: what adapters ask the service for
+instead of reaching its store (issue 14)."""
+
+from __future__ import annotations
+
+import io
+import itertools
+from dataclasses import replace
+
+import pytest
+
+from tinycontext.app.transfer import export_jsonl
+from tinycontext.config import TinyContextConfig
+from tinycontext.domain.errors import SessionNotFoundError
+from tinycontext.domain.listing import build_list_query
+from tinycontext.service import MemoryService
+from tinycontext.testing import FixedClock, HashEmbedder, InMemoryStore, WordTokenizer
+
+
+def _service() -> MemoryService:
+    counter = itertools.count(1)
+    return MemoryService(
+        InMemoryStore(), HashEmbedder(), WordTokenizer(), FixedClock(), TinyContextConfig(),
+        background=False, new_id=lambda: f"{next(counter):08x}-0000-4000-8000-000000000000",
+    )
+
+
+def _fill(service: MemoryService) -> None:
+    service.save([{"content": "Billing runs on PostgreSQL."},
+                  {"content": "Deploys happen on Tuesdays."},
+                  {"content": "The staging port is 5433."}], session_id="work")
+    service.save([{"content": "Call the user Ada.", "kind": "profile"}])
+    service.recall("which database does billing use", max_tokens=10)
+    service.update("000000010000", "Billing runs on CockroachDB.")
+
+
+def test_overview_counts_live_memories_and_the_never_recalled() -> None:
+    service = _service()
+    _fill(service)
+    facts = service.overview()
+    assert facts.by_kind.to_dict() == {"episodic": 3, "profile": 1} and facts.total == 4
+    # The update's new version and the two never recalled; the recalled billing fact is
+    # replaced, so it no longer counts.
+    assert facts.never_recalled == 3
+    assert {m.ref for m in facts.never_recalled_examples} == {
+        "000000020000", "000000030000", "000000050000"}
+    assert facts.oldest == facts.newest == facts.current_time == "2026-07-31T10:15:00Z"
+
+
+def test_browse_reads_replaced_versions_and_checks_the_session() -> None:
+    service = _service()
+    _fill(service)
+    query = build_list_query("work", None, None, None, 10, 0, None, None)
+    history = service.browse(replace(query, superseded=True))
+    assert [hit.memory.ref for hit in history.memories] == ["000000010000"]
+    assert service.browse(query).total_count == 3
+    with pytest.raises(SessionNotFoundError):
+        service.browse(replace(query, session_id="nowhere"))
+
+
+def test_export_records_and_import_go_through_the_service() -> None:
+    source = _service()
+    _fill(source)
+    assert len(list(source.export_records())) == 5  # the replaced version too
+    assert [m.session_id for m, _ in source.export_records("work")].count("work") == 4
+    out = io.StringIO()
+    export_jsonl(source.store, out)
+    target = _service()
+    report = target.import_jsonl(out.getvalue().splitlines())
+    assert (report.imported, report.already_present) == (5, 0)
+    assert target.get_memory("000000010000")["superseded_by"] == "000000050000"
+    assert target.list_memories() == {**source.list_memories()}
