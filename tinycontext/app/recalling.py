@@ -95,8 +95,9 @@ def semantic_recall(
         # Competition ranking: equal recall counts share a rank, so ids never break ties here.
         counts = sorted((m.recall_count for m in memories.values()), reverse=True)
         first: dict[int, int] = {}
-        for position, count in enumerate(counts, start=1):
-            first.setdefault(count, position)
+        # (`times`, not `count`: that name is the flag that says whether to count recalls.)
+        for position, times in enumerate(counts, start=1):
+            first.setdefault(times, position)
         access = {mid: first[m.recall_count] for mid, m in memories.items()}
     candidates = [
         Candidate(
