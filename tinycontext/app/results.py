@@ -49,7 +49,9 @@ class Result:
         """The same result with `notice` appended to its own (results that carry one)."""
         if not notice:
             return self
-        return replace(self, notice=join_notices(self.notice, notice))  # type: ignore[call-arg]
+        current: str | None = getattr(self, "notice", None)
+        changes: dict[str, Any] = {"notice": join_notices(current, notice)}
+        return replace(self, **changes)
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -36,6 +36,8 @@ class SavePlan:
 
 
 def _read_item(index: int, raw: object) -> tuple[str, str]:
+    content: object
+    kind: object
     if isinstance(raw, MemoryInput):
         content, kind = raw.content, raw.kind
     elif isinstance(raw, dict):

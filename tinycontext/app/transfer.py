@@ -19,7 +19,7 @@ import tempfile
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
-from typing import IO, Any, Protocol
+from typing import IO, Any, Protocol, cast
 
 from tinycontext.domain.chains import Links, link_problems
 from tinycontext.domain.errors import TinyContextError
@@ -191,7 +191,7 @@ def _replayable(lines: Iterable[str]) -> Iterator[Callable[[], Iterable[str]]]:
 
         def rewound() -> Iterable[str]:
             stream.seek(start)
-            return stream
+            return cast(Iterable[str], stream)
 
         yield rewound
         return
