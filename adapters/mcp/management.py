@@ -17,6 +17,7 @@ from typing import Any
 from mcp.server.mcpserver import MCPServer
 
 from tinycontext import management as views
+from tinycontext.app.service import MemoryService
 from tinycontext.domain.errors import TinyContextError, UnauthorizedError
 from tinycontext.management import (
     BASE,
@@ -30,7 +31,6 @@ from tinycontext.management import (
     Management,
 )
 from tinycontext.request_scope import Caller, current_scope
-from tinycontext.service import MemoryService
 
 from .errors import UNAUTHORIZED, rpc_error
 
