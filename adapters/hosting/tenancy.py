@@ -8,7 +8,9 @@ anything else with 401 before any route, store or model is touched; the MCP laye
 
 The proven caller of the request being served lives in a context variable (`RequestScope`,
 tinycontext/request_scope.py); the per-user services (tenant_stores) read it, and release what
-they leased when it ends.
+they leased when it ends. `Access` is the transports' `CallerCheck` (tinycontext/callers.py):
+the bootstrap passes it in, so neither transport imports this module. The 401 body is this
+module's own (`_unauthorized`), not REST's error table: the gate answers before any route.
 """
 
 from __future__ import annotations
@@ -23,7 +25,11 @@ from collections.abc import MutableMapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from tinycontext.callers import UNAUTHORIZED_MESSAGE, Refused
 from tinycontext.request_scope import Caller, request_scope
+
+__all__ = ["UNAUTHORIZED_MESSAGE", "Access", "ProxyTrust", "Refused", "TenantGate",
+           "bearer_token", "check_user_id", "header_values", "same_secret"]
 
 log = logging.getLogger("tinycontext.hosted")
 
@@ -33,10 +39,6 @@ MAX_USER_ID_BYTES = 256
 OPEN_PATHS = frozenset({"/health"})
 Network = ipaddress.IPv4Network | ipaddress.IPv6Network
 Scope = MutableMapping[str, Any]
-
-
-class Refused(Exception):
-    """The caller is not proven; the reason is for the server log, never for the client."""
 
 
 def _digest(value: bytes) -> bytes:
@@ -138,10 +140,9 @@ class Access:
         user = self.trust.verify(scope) if self.trust is not None else None
         return Caller(user_id=user, operator=self.is_operator(scope))
 
-
-UNAUTHORIZED_MESSAGE = (
-    "The caller is not proven: requests must come through the authenticating proxy."
-)
+    def gate(self, app: Any) -> Any:
+        """`app` behind the TenantGate in hosted mode; unchanged otherwise."""
+        return TenantGate(app, self) if self.hosted else app
 
 
 async def _unauthorized(send: Any) -> None:

@@ -18,9 +18,9 @@ from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
 from mcp_types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import Field, ValidationError
 
-from tinycontext.adapters.hosting.tenancy import UNAUTHORIZED_MESSAGE, Access, Refused
 from tinycontext.app.rendering import PROMPT_FRAMING
 from tinycontext.app.results import Result
+from tinycontext.callers import UNAUTHORIZED_MESSAGE, CallerCheck, LocalCallers, Refused
 from tinycontext.domain.errors import InvalidRequestError, TinyContextError, UnauthorizedError
 from tinycontext.inputs import AtLeastOne, AtLeastZero, MemoryItem
 from tinycontext.management import Management
@@ -131,7 +131,7 @@ def _json_result(result: Result) -> CallToolResult:
     )
 
 
-def identity_middleware(access: Access) -> Callable[..., Any]:
+def identity_middleware(access: CallerCheck) -> Callable[..., Any]:
     """Identify the caller of EVERY inbound MCP message (not once per session) and serve the
     message inside that caller's RequestScope; an unproven HTTP message is refused."""
 
@@ -152,7 +152,7 @@ def create_mcp_server(
     source: Any,
     *,
     warm: bool = True,
-    access: Access | None = None,
+    access: CallerCheck | None = None,
     management: Management | None = None,
 ) -> TinyContextMCP:
     """The MCP server for a container, service or RoutedServices.
@@ -231,7 +231,7 @@ def create_mcp_server(
         )
         server.tool_parameters[fn.__name__] = list(inspect.signature(fn).parameters)
     if access is not None or management is not None:
-        server.middleware.append(identity_middleware(access or Access()))
+        server.middleware.append(identity_middleware(access or LocalCallers()))
     if management is not None:
         server.guard = register_management(server, get_service, management)
     if warm:

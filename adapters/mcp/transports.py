@@ -8,8 +8,8 @@ from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from typing import Any
 
-from tinycontext.adapters.hosting.tenancy import Access, TenantGate
 from tinycontext.allowed_hosts import allowed_hosts
+from tinycontext.callers import CallerCheck
 from tinycontext.management import Management
 
 from .server import TinyContextMCP, create_mcp_server
@@ -34,14 +34,14 @@ def http_app(
     host: str = "127.0.0.1",
     *,
     hosts: list[str] | None | str = "auto",
-    access: Access | None = None,
+    access: CallerCheck | None = None,
     management: Management | None = None,
 ) -> Any:
     """A Starlette app serving Streamable HTTP MCP at /mcp and GET /health.
 
     `hosts` lists accepted Host names (DNS-rebinding protection); "auto" = loopback names,
     the bound address and TINYCONTEXT_ALLOWED_HOSTS; None switches the check off.
-    With `access.trust` (hosted mode) every request but /health must be proven by the proxy
+    With a hosted `access` every request but /health must be proven by the proxy
     (401 otherwise), and `container` is normally the per-user TenantStores.
     """
     from starlette.requests import Request
@@ -62,8 +62,8 @@ def http_app(
         transport_security=mcp_transport_security(accepted),  # type: ignore[arg-type]
         host=host,
     )
-    if access is not None and access.trust is not None:
-        return TenantGate(app, access)
+    if access is not None and access.hosted:
+        return access.gate(app)
     return app
 
 

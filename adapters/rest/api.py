@@ -15,8 +15,8 @@ from typing import Annotated, Any
 from fastapi import Body, FastAPI, Query, Request
 from fastapi.responses import JSONResponse
 
-from tinycontext.adapters.hosting.tenancy import Access, TenantGate
 from tinycontext.app.rendering import PLAIN
+from tinycontext.callers import CallerCheck
 from tinycontext.domain.errors import InternalError, TinyContextError
 from tinycontext.service import MemoryService
 from tinycontext.service_source import close_source, service_source, warm_up
@@ -70,17 +70,18 @@ def build_app(
     hosts: list[str] | None = None,
     on_shutdown: Callable[[], None] | None = None,
     warm: bool = True,
-    access: Access | None = None,
+    access: CallerCheck | None = None,
     mounted: Mounted | None = None,
 ) -> FastAPI:
     """The REST app over a container (or a MemoryService, or hosted mode's TenantStores).
 
     `hosts` turns on the Host-header check (see guard); `on_shutdown` runs last;
-    `warm` loads the embedding model in the background at startup. With `access.trust`
-    (hosted mode) every route but /health needs a proxy-proven caller (401 otherwise) and
-    works on that caller's own store. `mounted` is another app's routes and the context its
-    lifespan must enter (Streamable HTTP MCP at /mcp: `tinycontext.rest.create_app` composes
-    it, so this family never imports the MCP one).
+    `warm` loads the embedding model in the background at startup. With a hosted `access`
+    (the bootstrap's caller check) every route but /health needs a proxy-proven caller (401
+    otherwise, from the check's own gate) and works on that caller's own store. `mounted` is
+    another app's routes and the context its lifespan must enter (Streamable HTTP MCP at
+    /mcp: `tinycontext.rest.create_app` composes it, so this family never imports the MCP
+    one).
     """
     from tinycontext.version import __version__
 
@@ -112,8 +113,8 @@ def build_app(
     )
     app.router.routes.extend(mcp_routes)
     app.add_middleware(RequestGuardMiddleware, hosts=hosts)
-    if access is not None and access.trust is not None:
-        app.add_middleware(TenantGate, access=access)  # 401 before anything else
+    if access is not None and access.hosted:
+        app.add_middleware(access.gate)  # 401 before anything else
     app.add_middleware(RedactRequestSpan)  # outermost: also spans of refused requests
 
     rest_errors.install(app)
