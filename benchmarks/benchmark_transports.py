@@ -6,9 +6,17 @@
 3. A soak: `--clients` MCP clients (default 8) over Streamable HTTP for `--soak` seconds
    (default 60), each saving and recalling in a loop; afterwards every acknowledged save must
    be in the store and no request may have failed.
+4. Load (issue 15): on a store of `--load-size` memories (default 20,000), `--clients`
+   concurrent clients for `--load-seconds` (default 60) alternate a save of `--load-batch` (5)
+   memories with a recall, through each of `--load-paths` (mcp = the official client's
+   default connect mode, mcp-legacy = initialize handshake and a session, rest, library =
+   in-process from threads, the engine's ceiling without a transport); calls/s,
+   p50/p95/p99 by kind, errors and lost saves. `--server-arg` passes options to the servers
+   (e.g. `--server-arg=--mcp-json-response`); `--store-cache` keeps the built store.
 
     python benchmarks/benchmark_transports.py
     python benchmarks/benchmark_transports.py --size 1000 --soak 10 --json-out out.json
+    python benchmarks/benchmark_transports.py --parts load --store-cache /tmp/tc-20k.db
 """
 
 from __future__ import annotations
@@ -16,6 +24,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import socket
 import subprocess
 import sys
@@ -37,6 +46,7 @@ from benchmarks._common import (  # noqa: E402
     throwaway_dir,
     write_json,
 )
+from benchmarks._load import run_library, run_load  # noqa: E402
 from benchmarks.metrics import percentile  # noqa: E402
 from benchmarks.synthetic import memory_texts, questions, take  # noqa: E402
 
@@ -62,11 +72,11 @@ def _command() -> list[str]:
 class Server:
     """`tinycontext serve|rest` on a free loopback port, stopped on exit."""
 
-    def __init__(self, kind: str, db: Path) -> None:
+    def __init__(self, kind: str, db: Path, extra: list[str] | None = None) -> None:
         self.port = _free_port()
         self.base = f"http://127.0.0.1:{self.port}"
         self.process = subprocess.Popen(
-            [*_command(), kind, "--port", str(self.port)], env=_env(db),
+            [*_command(), kind, "--port", str(self.port), *(extra or [])], env=_env(db),
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
         )
 
@@ -179,6 +189,73 @@ def soak(db: Path, clients: int, seconds: float) -> dict[str, Any]:
             "recall": _stats(latencies), "clients": clients, "seconds": seconds}
 
 
+def build_store(db: Path, size: int, model: str, progress: Progress) -> None:
+    service = make_service(db, model)
+    for n, batch in enumerate(batched(take(memory_texts(), size), 32)):
+        service.save_memories([{"content": text} for text in batch])
+        progress.tick(f"building the store: {min(size, (n + 1) * 32)} / {size}")
+    service.close()
+    progress(f"store of {size} memories built")
+
+
+def _copy_store(source: Path, target: Path) -> None:
+    for suffix in ("", "-wal", "-shm"):
+        if Path(f"{source}{suffix}").exists():
+            shutil.copyfile(f"{source}{suffix}", f"{target}{suffix}")
+
+
+def load(folder: Path, args: argparse.Namespace, progress: Progress) -> dict[str, Any]:
+    """The issue-15 load on a `--load-size` store, through each of `--load-paths`."""
+    template = Path(args.store_cache) if args.store_cache else folder / "template.db"
+    if not template.exists():
+        template.parent.mkdir(parents=True, exist_ok=True)
+        build_store(template, args.load_size, args.model, progress)
+    asks = questions(200)
+    out: dict[str, Any] = {"store_size": args.load_size, "server_args": args.server_arg,
+                           "runs": []}
+    for number, path in enumerate(args.load_paths.split(",")):
+        db = folder / f"load-{number}.db"
+        _copy_store(template, db)
+        if path == "library":
+            service = make_service(db, args.model)
+            progress(f"load: in-process, {args.clients} threads x {args.load_seconds:.0f} s")
+            run = run_library(service, clients=args.clients, seconds=args.load_seconds,
+                              batch=args.load_batch, asks=asks)
+            service.close()
+            run["label"] = path
+            out["runs"].append(run)
+            continue
+        kind = "rest" if path == "rest" else "serve"
+        mode = "legacy" if path == "mcp-legacy" else "auto"
+        with Server(kind, db, list(args.server_arg)) as server:
+            progress(f"load: {path}, {args.clients} clients x {args.load_seconds:.0f} s")
+            run = run_load(server.base, "rest" if kind == "rest" else "mcp",
+                           server_pid=server.process.pid, clients=args.clients,
+                           seconds=args.load_seconds, batch=args.load_batch, asks=asks,
+                           mode=mode)
+        run["label"] = path
+        out["runs"].append(run)
+        for suffix in ("", "-wal", "-shm"):
+            Path(f"{db}{suffix}").unlink(missing_ok=True)
+    return out
+
+
+def print_load(result: dict[str, Any]) -> None:
+    rows = [[r["label"], r["calls"], r["calls_per_s"], r["errors"], r["lost"],
+             f"{r['save']['p50_ms']} / {r['save']['p95_ms']}",
+             f"{r['recall']['p50_ms']} / {r['recall']['p95_ms']}",
+             f"{r['all']['p50_ms']} / {r['all']['p95_ms']} / {r['all']['p99_ms']}",
+             f"{r['server_cpu_ms_per_call']} / {r['client_cpu_ms_per_call']}",
+             r["load_average_before"][0]] for r in result["runs"]]
+    print_table(["path", "calls", "calls/s", "errors", "lost saves", "save p50 / p95 ms",
+                 "recall p50 / p95 ms", "all p50 / p95 / p99 ms",
+                 "CPU ms/call server / clients", "load avg"], rows,
+                title=f"Load: {result['runs'][0]['clients'] if result['runs'] else 0} clients, "
+                f"saves of {result['runs'][0]['batch'] if result['runs'] else 0} + recalls on "
+                f"{result['store_size']:,} memories; server args: "
+                f"{' '.join(result['server_args']) or '(defaults)'}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     add_common_arguments(parser)
@@ -187,10 +264,30 @@ def main() -> None:
     parser.add_argument("--cold-runs", type=int, default=5, help="stdio cold starts to time")
     parser.add_argument("--clients", type=int, default=8, help="concurrent soak clients")
     parser.add_argument("--soak", type=float, default=60.0, help="soak duration in seconds")
+    parser.add_argument("--parts", default="rest,cold,soak,load",
+                        help="comma-separated: load, and rest,cold,soak (these three run together)")
+    parser.add_argument("--load-size", type=int, default=20000, help="memories in the load store")
+    parser.add_argument("--load-seconds", type=float, default=60.0, help="load duration per path")
+    parser.add_argument("--load-batch", type=int, default=5, help="memories per load save call")
+    parser.add_argument("--load-paths", default="mcp,mcp-legacy,rest",
+                        help="comma-separated: mcp (client mode auto), mcp-legacy, rest, "
+                        "library (the same mix in-process from threads: the engine's ceiling)")
+    parser.add_argument("--server-arg", action="append", default=[],
+                        help="an option for the servers' command line (repeatable)")
+    parser.add_argument("--store-cache", metavar="PATH",
+                        help="the load store: built here once, copied for each run")
     args = parser.parse_args()
     progress = Progress("transports", args.quiet)
     results: dict[str, Any] = {}
+    parts = set(args.parts.split(","))
     with throwaway_dir("transports") as folder:
+        if "load" in parts:
+            results["load"] = load(folder, args, progress)
+        if not parts & {"rest", "cold", "soak"}:
+            print(machine_line(machine_info()))
+            print_load(results["load"])
+            write_json(args.json_out, "transports", args, results)
+            return
         db = folder / "latency.db"
         service = make_service(db, args.model)
         for batch in batched(take(memory_texts(), args.size), 32):
@@ -217,6 +314,8 @@ def main() -> None:
         ["soak recall p50 / p95 under load (ms)",
          f"{s['recall']['p50_ms']:.1f} / {s['recall']['p95_ms']:.1f}"],
     ], title=f"Transports ({args.size} memories, model {args.model})")
+    if "load" in results:
+        print_load(results["load"])
     write_json(args.json_out, "transports", args, results)
 
 

@@ -44,6 +44,14 @@ def _parser() -> argparse.ArgumentParser:
                        help=f"port (TINYCONTEXT_PORT, default {port})")
     sub.choices["rest"].add_argument("--with-mcp", action="store_true",
                                      help="also serve Streamable HTTP MCP at /mcp")
+    # Streamable HTTP options of the MCP SDK (docs/mcp.md, "HTTP response modes"); off by
+    # default: the SDK's defaults, which every MCP client handles.
+    sub.choices["serve"].add_argument(
+        "--json-response", action="store_true",
+        help="answer each MCP request with one JSON body instead of an SSE stream (faster)")
+    sub.choices["serve"].add_argument(
+        "--stateless", action="store_true",
+        help="keep no MCP session between requests (no server-to-client stream)")
     from tinycontext.ui_command import UI_HELP, add_ui_arguments
 
     for name in ("serve", "rest"):
@@ -149,7 +157,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
     def run(s: Any) -> None:
         app = http_app(s.source, host, hosts=s.hosts(host), access=s.access,
-                       management=s.management)
+                       management=s.management, json_response=args.json_response,
+                       stateless=args.stateless)
         if args.ui:
             from tinycontext.ui_command import with_ui
 

@@ -36,8 +36,14 @@ def http_app(
     hosts: list[str] | None | str = "auto",
     access: CallerCheck | None = None,
     management: Management | None = None,
+    json_response: bool = False,
+    stateless: bool = False,
 ) -> Any:
     """A Starlette app serving Streamable HTTP MCP at /mcp and GET /health.
+
+    `json_response` answers each POST with one JSON body instead of an SSE stream (the
+    tools send no notifications mid-call, so nothing is lost); `stateless` keeps no session
+    between requests (no GET stream for server notifications). Both: see docs/mcp.md.
 
     `hosts` lists accepted Host names (DNS-rebinding protection); "auto" = loopback names,
     the bound address and TINYCONTEXT_ALLOWED_HOSTS; None switches the check off.
@@ -60,7 +66,7 @@ def http_app(
     app = server.streamable_http_app(
         streamable_http_path=MCP_PATH,
         transport_security=mcp_transport_security(accepted),  # type: ignore[arg-type]
-        host=host,
+        host=host, json_response=json_response, stateless_http=stateless,
     )
     if access is not None and access.hosted:
         return access.gate(app)

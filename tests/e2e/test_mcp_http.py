@@ -25,12 +25,23 @@ MCP_HEADERS = {"accept": "application/json, text/event-stream",
                "content-type": "application/json"}
 
 
-def test_streamable_http_round_trip(tmp_path: Path) -> None:
-    with served_process(tmp_path, "serve") as (base, _):
+# The server's response modes (SSE streams, the default; one JSON body; no sessions) with the
+# official client's connect modes (auto = the per-request protocol, legacy = handshake + session).
+MODES = [((), "auto"), ((), "legacy"), (("--json-response",), "auto"),
+         (("--json-response",), "legacy"), (("--stateless",), "legacy"),
+         (("--stateless", "--json-response"), "legacy")]
+
+
+@pytest.mark.parametrize(("server_args", "client_mode"), MODES,
+                         ids=["sse-auto", "sse-legacy", "json-auto", "json-legacy",
+                              "stateless-sse-legacy", "stateless-json-legacy"])
+def test_streamable_http_round_trip(tmp_path: Path, server_args: tuple[str, ...],
+                                    client_mode: str) -> None:
+    with served_process(tmp_path, "serve", *server_args) as (base, _):
         assert httpx.get(base + "/health").json()["status"] == "ok"
 
         async def main() -> tuple[Any, dict[str, Any], Any]:
-            async with Client(base + "/mcp") as client:
+            async with Client(base + "/mcp", mode=client_mode) as client:  # type: ignore[arg-type]
                 tools = (await client.list_tools()).tools
                 seen = await round_trip(client)
                 error = await client.call_tool("update_memory", {"memory_id": "0123456789ab",
@@ -117,3 +128,24 @@ def test_rest_app_import_path_runs_under_uvicorn(tmp_path: Path) -> None:
         process.terminate()
         process.wait(timeout=15)
     assert (tmp_path / "store" / "memories.db").exists()
+
+
+def test_json_response_mode_answers_with_one_json_body(tmp_path: Path) -> None:
+    """--json-response: a tool call is answered as application/json, not an SSE stream; the
+    default stays SSE (what every client version handles)."""
+    call = {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+            "params": {"name": "list_memories", "arguments": {"limit": 1}}}
+    for args, expected in (((), "text/event-stream"), (("--json-response",), "application/json")):
+        with served_process(tmp_path, "serve", *args) as (base, _):
+            opened = httpx.post(base + "/mcp", json=INIT, headers=MCP_HEADERS)
+            session = {"mcp-session-id": opened.headers["mcp-session-id"],
+                       "mcp-protocol-version": "2025-06-18"}
+            httpx.post(base + "/mcp", headers={**MCP_HEADERS, **session},
+                       json={"jsonrpc": "2.0", "method": "notifications/initialized"})
+            answer = httpx.post(base + "/mcp", json=call, headers={**MCP_HEADERS, **session})
+        assert answer.status_code == 200
+        assert answer.headers["content-type"].startswith(expected), answer.headers
+        body = answer.text if expected == "application/json" else \
+            answer.text.split("data: ", 1)[1].strip()
+        text = json.loads(body)["result"]["content"][0]["text"]
+        assert 'total_count="0"' in text
