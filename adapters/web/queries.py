@@ -51,7 +51,7 @@ def memories_page(
     service.core.check_session(query.session_id)
     found = service.store.browse(query).memories
     rows = [_entry(hit.memory) for hit in found[:PAGE_SIZE]]
-    total = _count(service, replace(query, limit=1, offset=0, count=True, sort="recent"))
+    total = _count(service, replace(query, limit=0, offset=0, count=True, sort="recent"))
     pages = max(1, -(-total // PAGE_SIZE))
     return {"rows": rows, "total": total, "page": page, "pages": pages, "sort": query.sort,
             "has_more": len(found) > PAGE_SIZE}
@@ -195,24 +195,35 @@ def _examples(service: MemoryService, sort: str, recalled: bool) -> list[dict[st
     return [_entry(hit.memory) for hit in service.store.browse(query).memories]
 
 
+def _total(service: MemoryService, kind: str | None = None, since: str | None = None,
+           until: str | None = None, recalled: bool | None = None) -> int:
+    query = build_list_query(None, kind, since, until, 1, 0, "recent", None)
+    # limit 0: only the count (a row query could walk far for an old month).
+    return service.store.browse(replace(query, recalled=recalled, limit=0)).total_count
+
+
 def _counts(service: MemoryService) -> dict[str, Any]:
-    by_kind = {kind: service.list_memories(kind=kind, limit=1)["total_count"]
-               for kind in ("episodic", "profile")}
-    never = ListQuery(None, "episodic", None, None, 1, 0, "recent", (), recalled=False)
-    newest = service.list_memories(limit=1)["memories"]
+    """Counts by kind and by month and kind: on SQLite each reads a partial index only."""
+    by_kind = {kind: _total(service, kind) for kind in ("episodic", "profile")}
+    newest = service.store.browse(build_list_query(None, None, None, None, 1, 0, "recent",
+                                                   None)).memories
     months: list[dict[str, Any]] = []
     if newest:
-        last = int(newest[0]["created_at"][:4]) * 12 + int(newest[0]["created_at"][5:7]) - 1
+        stamp = newest[0].memory.created_at
+        last = int(stamp[:4]) * 12 + int(stamp[5:7]) - 1
         for index in range(last - CHART_MONTHS + 1, last + 1):
             year, month = divmod(index, 12)
             after_year, after_month = divmod(index + 1, 12)
             since = f"{year:04d}-{month + 1:02d}-01T00:00:00Z"
             end = datetime(after_year, after_month + 1, 1, tzinfo=UTC) - timedelta(seconds=1)
-            count = service.list_memories(
-                since=since, until=end.strftime("%Y-%m-%dT%H:%M:%SZ"), limit=1)["total_count"]
+            until = end.strftime("%Y-%m-%dT%H:%M:%SZ")
+            count = sum(_total(service, kind, since, until) for kind in by_kind)
             months.append({"month": since[:7], "count": count})
     peak = max((m["count"] for m in months), default=0)
     for item in months:
         item["percent"] = round(100 * item["count"] / peak) if peak else 0
+    # Profile memories ride along with every recall but are never counted as recalled, so
+    # the episodic never-recalled count is the overall one (an index range) minus them.
+    never = max(_total(service, recalled=False) - by_kind["profile"], 0)
     return {"by_kind": by_kind, "total": sum(by_kind.values()), "months": months,
-            "never_count": service.store.browse(never).total_count}
+            "never_count": never}

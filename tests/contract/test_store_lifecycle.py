@@ -95,6 +95,8 @@ def test_browse_most_recalled_is_stale_reversed_and_count_can_be_skipped(shelf):
     assert ids(second) == list(reversed(stale))[1:3]
     uncounted = shelf.browse(replace(listing(limit=2), count=False))
     assert ids(uncounted) == [mid(6), mid(5)] and uncounted.total_count == -1
+    only_count = shelf.browse(replace(listing(), limit=0))
+    assert only_count.memories == [] and only_count.total_count == 6
 
 
 def test_browse_filters_by_recalled(shelf):
