@@ -1,17 +1,23 @@
-"""Hosted multi-user mode under load (issue 4): many distinct users through the HTTP path.
+"""Hosted multi-user mode under load (issues 4 and 15): many distinct users over HTTP.
 
 A `tinycontext serve` (MCP, default) or `tinycontext rest` process runs in hosted mode on
 loopback, trusting this process as its proxy. `--clients` concurrent clients work through
-`--users` distinct users; each user saves `--saves` memories (one call each) and recalls once
-with a question every user shares, so a leak between stores would show up in the answers.
+visits: a visit is one user saving `--saves` memories (one call each) and recalling
+`--recalls` times with a question every user shares, so a leak between stores would show up
+in the answers. With `--zipf S` (default 1.1) the visiting users are drawn from `--users`
+with a Zipf skew (user k with weight 1/k^S; popular users come back, the tail arrives cold)
+until `--seconds` have passed; `--zipf 0` visits every user once, in order.
 
 Checked: zero errors, zero cross-user results (every recalled memory carries its owner's
-marker), one store file per user, and the server's open file descriptors (sampled from
-/proc/<pid>/fd) staying bounded by the open-store LRU rather than growing with users.
-Reported: p50/p95/p99 per request type, throughput, peak fds, server peak RSS.
+marker), one store file per visited user, and the server's open file descriptors (sampled
+from /proc/<pid>/fd) and RSS staying bounded by the open-store LRU rather than growing with
+users (every 10 s into the JSON's timeline). Reported: p50/p95/p99 per request type, the
+first call of a visit whose store the LRU had closed or never opened, throughput, peak fds,
+server peak RSS; then, apart from the load, what opening a cold user store costs (p50/p95).
 
-    python benchmarks/benchmark_hosted.py                       # 1,000 users, MCP, 8 clients
-    python benchmarks/benchmark_hosted.py --transport rest --users 200
+    python benchmarks/benchmark_hosted.py                     # 10,000 users, Zipf, MCP, 60 s
+    python benchmarks/benchmark_hosted.py --transport rest --seconds 120
+    python benchmarks/benchmark_hosted.py --zipf 0 --users 1000 --saves 5 --recalls 1
 """
 
 from __future__ import annotations
@@ -19,12 +25,10 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
-import re
 import secrets
 import socket
 import subprocess
 import sys
-import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -32,6 +36,7 @@ from typing import Any
 if __package__ in (None, ""):  # run as a script: make `benchmarks` importable
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from benchmarks._cold_open import measure as measure_cold_open  # noqa: E402
 from benchmarks._common import (  # noqa: E402
     Progress,
     machine_info,
@@ -40,31 +45,15 @@ from benchmarks._common import (  # noqa: E402
     throwaway_dir,
     write_json,
 )
+from benchmarks._hosted_clients import (  # noqa: E402
+    QUESTION,
+    Tally,
+    Visits,
+    _mcp_worker,
+    _rest_worker,
+)
+from benchmarks._procstat import Sampler, cpu_seconds, peak_rss_mb  # noqa: E402
 from benchmarks.metrics import percentile  # noqa: E402
-
-COLOURS = ["teal", "amber", "crimson", "olive", "indigo", "coral", "ivory", "slate"]
-NAMES = ["Miso", "Pepper", "Tofu", "Biscuit", "Nori", "Pixel", "Mango", "Juniper"]
-JOBS = ["nurse", "welder", "pilot", "chemist", "teacher", "architect", "baker", "editor"]
-CITIES = ["Leipzig", "Porto", "Osaka", "Tucson", "Bergen", "Quito", "Lyon", "Perth"]
-QUESTION = "What is my favourite colour and what is my cat called?"
-MARKER = re.compile(r"\[u(\d{5})\]")
-
-
-def facts(user: int, saves: int) -> list[str]:
-    """Similar facts for every user (shared words), each tagged with its owner's marker."""
-    pick = lambda items, salt: items[(user * 7 + salt) % len(items)]  # noqa: E731
-    base = [
-        f"My favourite colour is {pick(COLOURS, 1)} and my cat is called {pick(NAMES, 2)}.",
-        f"I work as a {pick(JOBS, 3)} in {pick(CITIES, 4)}.",
-        f"My project deadline is on day {user % 28 + 1} of month {user % 12 + 1}.",
-        f"I drink {pick(['tea', 'coffee', 'cocoa', 'mate'], 5)} every morning at {user % 5 + 6}.",
-        f"My manager is called {pick(NAMES, 6)} {pick(CITIES, 7)}son.",
-    ]
-    out = []
-    for n in range(saves):
-        extra = "" if n < len(base) else f" Note number {n}."
-        out.append(f"[u{user:05d}] {base[n % len(base)]}{extra}")
-    return out
 
 
 def _free_port() -> int:
@@ -78,154 +67,18 @@ def _command() -> list[str]:
     return [str(script)] if script.exists() else [sys.executable, "-m", "tinycontext"]
 
 
-class FdSampler(threading.Thread):
-    """Counts the server's open file descriptors every `every` seconds."""
-
-    def __init__(self, pid: int, every: float = 0.1) -> None:
-        super().__init__(daemon=True)
-        self.folder, self.every = Path(f"/proc/{pid}/fd"), every
-        self.samples: list[int] = []
-        self.stop = threading.Event()
-
-    def count(self) -> int:
-        try:
-            return len(os.listdir(self.folder))
-        except OSError:
-            return 0
-
-    def run(self) -> None:
-        while not self.stop.is_set():
-            self.samples.append(self.count())
-            self.stop.wait(self.every)
-
-
-def _cpu_seconds(pid: int) -> float:
-    """User + system CPU time the process used so far."""
-    try:
-        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-    except (OSError, IndexError, ValueError):
-        return 0.0
-
-
-def _peak_rss_mb(pid: int) -> float:
-    try:
-        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-            if line.startswith("VmHWM:"):
-                return int(line.split()[1]) / 1024
-    except OSError:
-        pass
-    return 0.0
-
-
-class Tally:
-    def __init__(self) -> None:
-        self.latency: dict[str, list[float]] = {"save": [], "recall": [], "session": []}
-        self.errors: list[str] = []
-        self.cross_user = 0
-        self.recalled = 0
-        self.own_fact_found = 0
-        self.users_done = 0
-
-    def check_recall(self, user: int, text: str) -> None:
-        owners = [int(m) for m in MARKER.findall(text)]
-        self.recalled += len(owners)
-        self.cross_user += sum(1 for owner in owners if owner != user)
-        if not owners:
-            self.errors.append(f"user {user}: recall returned nothing")
-        elif "favourite colour" in text:
-            self.own_fact_found += 1
-
-
-async def _mcp_worker(base: str, token: str, queue: asyncio.Queue[int], saves: int,
-                      tally: Tally) -> None:
-    import httpx2
-    from mcp import Client
-    from mcp.client.streamable_http import streamable_http_client
-
-    current = {"user": ""}
-
-    async def hook(request: Any) -> None:
-        request.headers["X-TinyContext-User-Id"] = current["user"]
-
-    http = httpx2.AsyncClient(headers={"X-TinyContext-Proxy-Token": token}, timeout=120,
-                              event_hooks={"request": [hook]})
-    async with http:
-        while not queue.empty():
-            user = queue.get_nowait()
-            current["user"] = f"user-{user:05d}@example.com"
-            try:
-                started = time.perf_counter()
-                async with Client(streamable_http_client(base + "/mcp", http_client=http),
-                                  mode="legacy") as client:
-                    tally.latency["session"].append(time.perf_counter() - started)
-                    for fact in facts(user, saves):
-                        t0 = time.perf_counter()
-                        result = await client.call_tool("save_memories",
-                                                        {"memories": [{"content": fact}]})
-                        tally.latency["save"].append(time.perf_counter() - t0)
-                        if result.is_error:
-                            tally.errors.append(f"user {user} save: {result.content[0].text}")
-                    t0 = time.perf_counter()
-                    result = await client.call_tool("recall_memories", {"query": QUESTION})
-                    tally.latency["recall"].append(time.perf_counter() - t0)
-                    if result.is_error:
-                        tally.errors.append(f"user {user} recall: {result.content[0].text}")
-                    else:
-                        tally.check_recall(user, result.content[0].text)  # type: ignore[union-attr]
-            except Exception as exc:  # noqa: BLE001 - counted, the run goes on
-                tally.errors.append(f"user {user}: {type(exc).__name__}: {exc}")
-            tally.users_done += 1
-
-
-async def _rest_worker(base: str, token: str, queue: asyncio.Queue[int], saves: int,
-                       tally: Tally) -> None:
-    import httpx
-
-    async with httpx.AsyncClient(base_url=base, timeout=120) as http:
-        while not queue.empty():
-            user = queue.get_nowait()
-            headers = {"X-TinyContext-Proxy-Token": token,
-                       "X-TinyContext-User-Id": f"user-{user:05d}@example.com"}
-            try:
-                for fact in facts(user, saves):
-                    t0 = time.perf_counter()
-                    response = await http.post("/save_memories", headers=headers,
-                                               json={"memories": [{"content": fact}]})
-                    tally.latency["save"].append(time.perf_counter() - t0)
-                    if response.status_code != 200:
-                        tally.errors.append(f"user {user} save: {response.status_code}")
-                t0 = time.perf_counter()
-                response = await http.post("/recall_memories", headers=headers,
-                                           json={"query": QUESTION})
-                tally.latency["recall"].append(time.perf_counter() - t0)
-                if response.status_code != 200:
-                    tally.errors.append(f"user {user} recall: {response.status_code}")
-                else:
-                    text = "\n".join(m["content"] for m in response.json()["memories"])
-                    tally.check_recall(user, text)
-            except Exception as exc:  # noqa: BLE001
-                tally.errors.append(f"user {user}: {type(exc).__name__}: {exc}")
-            tally.users_done += 1
-
-
 async def _drive(args: argparse.Namespace, base: str, token: str, tally: Tally,
-                 progress: Progress, fds: FdSampler, checkpoints: dict[int, int]) -> float:
-    queue: asyncio.Queue[int] = asyncio.Queue()
-    for user in range(args.users):
-        queue.put_nowait(user)
+                 progress: Progress, sampler: Sampler) -> float:
+    visits = Visits(args.users, args.zipf, args.max_open_stores)
     worker = _mcp_worker if args.transport == "mcp" else _rest_worker
     started = time.perf_counter()
-    tasks = [asyncio.create_task(worker(base, token, queue, args.saves, tally))
+    deadline = time.monotonic() + (args.seconds if args.zipf > 0 else 10 ** 9)
+    tasks = [asyncio.create_task(worker(base, token, visits, deadline, args, tally))
              for _ in range(args.clients)]
-    marks = sorted({max(1, args.users // 10), args.users // 2, args.users})
     while not all(t.done() for t in tasks):
         await asyncio.sleep(0.5)
-        for mark in marks:
-            if tally.users_done >= mark and mark not in checkpoints:
-                checkpoints[mark] = fds.count()
-        progress.tick(f"{tally.users_done}/{args.users} users, {len(tally.errors)} errors, "
-                      f"{fds.count()} fds")
+        progress.tick(f"{tally.visits_done} visits, {len(tally.users_seen)} users, "
+                      f"{len(tally.errors)} errors, {sampler.count()} fds")
     await asyncio.gather(*tasks)
     return time.perf_counter() - started
 
@@ -234,45 +87,55 @@ def _ms(values: list[float], q: float) -> float:
     return round(percentile(values, q) * 1000, 1) if values else 0.0
 
 
+def _server_env(work: Path, token: str, secret: str, args: argparse.Namespace) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("TINYCONTEXT_", "OTEL_"))}
+    env.update(
+        TINYCONTEXT_CONFIG_FILE=str(work / "no-config.json"),
+        TINYCONTEXT_MEMORY_DB_PATH=str(work / "single" / "memories.db"),
+        TINYCONTEXT_EMBEDDING_MODEL=args.model,
+        TINYCONTEXT_TENANCY="proxy-header", TINYCONTEXT_TENANT_SECRET=secret,
+        TINYCONTEXT_TENANT_STORE_DIR=str(work / "tenants"),
+        TINYCONTEXT_TRUSTED_PROXY_CIDRS="127.0.0.1/32",
+        TINYCONTEXT_TRUSTED_PROXY_TOKEN=token,
+        TINYCONTEXT_MAX_OPEN_STORES=str(args.max_open_stores),
+    )
+    return env
+
+
 def run(args: argparse.Namespace) -> dict[str, Any]:
     progress = Progress("hosted", args.quiet)
     token, secret = secrets.token_urlsafe(48), secrets.token_urlsafe(48)
+    load_before = [round(x, 2) for x in os.getloadavg()]
     with throwaway_dir("hosted") as work:
         tenants = work / "tenants"
         tenants.mkdir(mode=0o700)
-        env = {k: v for k, v in os.environ.items() if not k.startswith(("TINYCONTEXT_", "OTEL_"))}
-        env.update(
-            TINYCONTEXT_CONFIG_FILE=str(work / "no-config.json"),
-            TINYCONTEXT_MEMORY_DB_PATH=str(work / "single" / "memories.db"),
-            TINYCONTEXT_EMBEDDING_MODEL=args.model,
-            TINYCONTEXT_TENANCY="proxy-header", TINYCONTEXT_TENANT_SECRET=secret,
-            TINYCONTEXT_TENANT_STORE_DIR=str(tenants),
-            TINYCONTEXT_TRUSTED_PROXY_CIDRS="127.0.0.1/32",
-            TINYCONTEXT_TRUSTED_PROXY_TOKEN=token,
-            TINYCONTEXT_MAX_OPEN_STORES=str(args.max_open_stores),
-        )
         port = _free_port()
         command = "serve" if args.transport == "mcp" else "rest"
         log = open(work / "server.log", "w")  # noqa: SIM115
-        server = subprocess.Popen([*_command(), command, "--host", "127.0.0.1", "--port",
-                                   str(port)], env=env, stdout=subprocess.DEVNULL, stderr=log)
+        server = subprocess.Popen(
+            [*_command(), command, "--host", "127.0.0.1", "--port", str(port),
+             *args.server_arg], env=_server_env(work, token, secret, args),
+            stdout=subprocess.DEVNULL, stderr=log)
         base = f"http://127.0.0.1:{port}"
+        tally = Tally()
         try:
             _wait(base, server)
-            fds = FdSampler(server.pid)
-            idle_fds = fds.count()
-            cpu_before = _cpu_seconds(server.pid)
-            client_before = _cpu_seconds(os.getpid())
-            fds.start()
-            tally, checkpoints = Tally(), {}
-            progress(f"{args.users} users x ({args.saves} saves + 1 recall), "
+            sampler = Sampler(server.pid, extra=lambda: {
+                "visits": tally.visits_done, "users_seen": len(tally.users_seen)})
+            idle_fds, idle_rss = sampler.count(), peak_rss_mb(server.pid)
+            cpu_before = cpu_seconds(server.pid)
+            client_before = cpu_seconds(os.getpid())
+            sampler.start()
+            what = (f"Zipf {args.zipf} over {args.users} users for {args.seconds:.0f} s"
+                    if args.zipf > 0 else f"{args.users} users once each")
+            progress(f"{what}: visits of {args.saves} saves + {args.recalls} recalls, "
                      f"{args.clients} clients, {args.transport.upper()}")
-            wall = asyncio.run(_drive(args, base, token, tally, progress, fds, checkpoints))
-            fds.stop.set()
-            fds.join()
-            rss = _peak_rss_mb(server.pid)
-            cpu = _cpu_seconds(server.pid) - cpu_before
-            client_cpu = _cpu_seconds(os.getpid()) - client_before
+            wall = asyncio.run(_drive(args, base, token, tally, progress, sampler))
+            sampler.stop.set()
+            sampler.join()
+            rss = peak_rss_mb(server.pid)
+            cpu = cpu_seconds(server.pid) - cpu_before
+            client_cpu = cpu_seconds(os.getpid()) - client_before
             files = len(list(tenants.glob("*.db")))
         finally:
             server.terminate()
@@ -282,11 +145,19 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                 server.kill()
             log.close()
         server_log = (work / "server.log").read_text()[-2000:]
+        load_after = [round(x, 2) for x in os.getloadavg()]
+        cold = {}
+        if args.cold_samples > 0 and files:
+            progress(f"cold opens: {min(files, args.cold_samples)} stores, apart from the load")
+            cold = measure_cold_open(tenants, args.model, QUESTION, args.cold_samples)
     requests = len(tally.latency["save"]) + len(tally.latency["recall"])
     every = tally.latency["save"] + tally.latency["recall"]
     return {
-        "transport": args.transport, "users": args.users, "saves_per_user": args.saves,
-        "clients": args.clients, "model": args.model, "max_open_stores": args.max_open_stores,
+        "transport": args.transport, "users": args.users, "zipf": args.zipf,
+        "seconds": args.seconds, "saves_per_visit": args.saves,
+        "recalls_per_visit": args.recalls, "clients": args.clients, "model": args.model,
+        "max_open_stores": args.max_open_stores, "server_args": args.server_arg,
+        "visits": tally.visits_done, "users_visited": len(tally.users_seen),
         "requests": requests, "errors": len(tally.errors), "error_examples": tally.errors[:5],
         "cross_user_results": tally.cross_user, "recalled_memories": tally.recalled,
         "recalls_with_own_colour_fact": tally.own_fact_found,
@@ -297,12 +168,13 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                    "count": len(values)}
             for kind, values in {**tally.latency, "all tool calls": every}.items() if values
         },
-        "fds": {"idle": idle_fds, "peak": max(fds.samples, default=0),
-                "final": fds.samples[-1] if fds.samples else 0,
-                "at_users": {str(k): v for k, v in sorted(checkpoints.items())}},
-        "server_peak_rss_mb": round(rss, 1),
+        "fds": {"idle": idle_fds, "peak": max(sampler.samples, default=0),
+                "final": sampler.samples[-1] if sampler.samples else 0},
+        "timeline_every_10s": sampler.timeline,
+        "server_idle_rss_mb": idle_rss, "server_peak_rss_mb": rss,
         "server_cpu_ms_per_call": round(cpu * 1000 / requests, 1) if requests else 0.0,
         "client_cpu_ms_per_call": round(client_cpu * 1000 / requests, 1) if requests else 0.0,
+        "cold_open": cold, "load_average_before": load_before, "load_average_after": load_after,
         "server_log_tail": server_log if tally.errors else "",
         "machine": machine_line(machine_info()),
     }
@@ -324,44 +196,73 @@ def _wait(base: str, server: subprocess.Popen[bytes], timeout: float = 60) -> No
     raise SystemExit("the server did not start")
 
 
+def _report(result: dict[str, Any]) -> None:
+    lat = result["latency_ms"]
+    rows = [[kind, v["count"], v["p50"], v["p95"], v["p99"]] for kind, v in lat.items()]
+    print_table(["request", "count", "p50 ms", "p95 ms", "p99 ms"], rows,
+                title=f"Hosted mode, {result['transport'].upper()}: {result['visits']} visits of "
+                f"{result['users_visited']} users (of {result['users']}, Zipf {result['zipf']}) "
+                f"x ({result['saves_per_visit']} saves + {result['recalls_per_visit']} recalls),"
+                f" {result['clients']} clients")
+    fds, cold = result["fds"], result["cold_open"]
+    rows = [
+        ["errors", result["errors"]],
+        ["cross-user results (by content)", result["cross_user_results"]],
+        ["recalled memories checked", result["recalled_memories"]],
+        ["recalls with the user's own colour fact", result["recalls_with_own_colour_fact"]],
+        ["store files / users visited", f"{result['store_files']} / {result['users_visited']}"],
+        ["throughput (tool calls/s)", result["requests_per_second"]],
+        ["wall time (s)", result["wall_seconds"]],
+        ["server fds idle / peak / final", f"{fds['idle']} / {fds['peak']} / {fds['final']}"],
+        ["max open stores", result["max_open_stores"]],
+        ["server RSS idle / peak (MB)",
+         f"{result['server_idle_rss_mb']} / {result['server_peak_rss_mb']}"],
+        ["fds, RSS MB every 10 s", ", ".join(f"{r['fds']}/{r['rss_mb']:.0f}"
+                                             for r in result["timeline_every_10s"])],
+        ["CPU per tool call, server / driver (ms)",
+         f"{result['server_cpu_ms_per_call']} / {result['client_cpu_ms_per_call']}"],
+        ["load average before / after",
+         f"{result['load_average_before'][0]} / {result['load_average_after'][0]}"],
+    ]
+    if cold:
+        rows += [[f"cold open ({cold['stores_sampled']} stores): first recall p50 / p95 ms",
+                  f"{cold['first_recall_cold']['p50_ms']} / {cold['first_recall_cold']['p95_ms']}"],
+                 ["  recall on the open store p50 / p95 ms",
+                  f"{cold['recall_warm']['p50_ms']} / {cold['recall_warm']['p95_ms']}"],
+                 ["  cold-open cost (difference) p50 / p95 ms",
+                  f"{cold['cold_open_cost']['p50_ms']} / {cold['cold_open_cost']['p95_ms']}"],
+                 ["  creating a new store p50 / p95 ms",
+                  f"{cold['create_new_store']['p50_ms']} / {cold['create_new_store']['p95_ms']}"]]
+    print_table(["check", "value"], rows, title=result["machine"])
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--users", type=int, default=1000)
-    parser.add_argument("--saves", type=int, default=5, help="memories saved per user")
+    parser.add_argument("--users", type=int, default=10000, help="the user population")
+    parser.add_argument("--zipf", type=float, default=1.1,
+                        help="Zipf exponent of the visits (0: every user once, in order)")
+    parser.add_argument("--seconds", type=float, default=60.0,
+                        help="how long to draw visits (with --zipf > 0)")
+    parser.add_argument("--saves", type=int, default=20, help="memories saved per visit")
+    parser.add_argument("--recalls", type=int, default=5, help="recalls per visit")
     parser.add_argument("--clients", type=int, default=8, help="concurrent clients")
     parser.add_argument("--transport", choices=("mcp", "rest"), default="mcp")
     parser.add_argument("--max-open-stores", type=int, default=64)
+    parser.add_argument("--server-arg", action="append", default=[],
+                        help="an option for the server's command line (repeatable)")
+    parser.add_argument("--cold-samples", type=int, default=100,
+                        help="stores whose cold open is timed after the load (0: skip)")
     parser.add_argument("--model", default="balanced", help="embedding preset or model folder")
     parser.add_argument("--json-out", metavar="PATH", help="also write the results as JSON")
     parser.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
     args = parser.parse_args(argv)
     result = run(args)
-    lat = result["latency_ms"]
-    rows = [[kind, v["count"], v["p50"], v["p95"], v["p99"]] for kind, v in lat.items()]
-    print_table(["request", "count", "p50 ms", "p95 ms", "p99 ms"], rows,
-                title=f"Hosted mode, {result['transport'].upper()}: {result['users']} users x "
-                f"({result['saves_per_user']} saves + 1 recall), {result['clients']} clients")
-    fds = result["fds"]
-    print_table(["check", "value"], [
-        ["errors", result["errors"]],
-        ["cross-user results (by content)", result["cross_user_results"]],
-        ["recalled memories checked", result["recalled_memories"]],
-        ["recalls with the user's own colour fact", result["recalls_with_own_colour_fact"]],
-        ["store files", result["store_files"]],
-        ["throughput (tool calls/s)", result["requests_per_second"]],
-        ["wall time (s)", result["wall_seconds"]],
-        ["server fds idle / peak / final", f"{fds['idle']} / {fds['peak']} / {fds['final']}"],
-        ["server fds after N users", ", ".join(f"{k}: {v}" for k, v in fds["at_users"].items())],
-        ["max open stores", result["max_open_stores"]],
-        ["server peak RSS (MB)", result["server_peak_rss_mb"]],
-        ["CPU per tool call, server / driver (ms)",
-         f"{result['server_cpu_ms_per_call']} / {result['client_cpu_ms_per_call']}"],
-    ], title=result["machine"])
+    _report(result)
     if result["errors"]:
         print("\n".join(result["error_examples"]), file=sys.stderr)
     write_json(args.json_out, "hosted", args, result)
     ok = result["errors"] == 0 and result["cross_user_results"] == 0 and \
-        result["store_files"] == result["users"]
+        result["store_files"] == result["users_visited"]
     return 0 if ok else 1
 
 
