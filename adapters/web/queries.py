@@ -17,10 +17,10 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+from tinycontext.app.service import MemoryService
+from tinycontext.app.transfer_format import record
 from tinycontext.domain.listing import ListQuery, build_list_query, preview
-from tinycontext.export_import import iter_stored, record
 from tinycontext.management import single_store_facts
-from tinycontext.service import MemoryService
 from tinycontext.service_source import service_source
 
 PAGE_SIZE = 50
@@ -48,8 +48,7 @@ def memories_page(
                              "stale" if sort == "recalled" else sort, search)
     query = replace(query, superseded=superseded, count=False,
                     sort="recalled" if sort == "recalled" else query.sort)
-    service.core.check_session(query.session_id)
-    found = service.store.browse(query).memories
+    found = service.browse(query).memories  # session_not_found as list_memories says it
     rows = [_entry(hit.memory) for hit in found[:PAGE_SIZE]]
     total = _count(service, replace(query, limit=0, offset=0, count=True, sort="recent"))
     pages = max(1, -(-total // PAGE_SIZE))
@@ -70,7 +69,7 @@ def _count(service: MemoryService, query: ListQuery) -> int:
         hit = _totals.get(service, {}).get(query)
     if hit is not None and time.monotonic() - hit[0] < OVERVIEW_TTL:
         return hit[1]
-    total = service.store.browse(query).total_count
+    total = service.browse(query).total_count
     with _cache_lock:
         known = _totals.setdefault(service, {})
         if len(known) > 256:
@@ -143,7 +142,7 @@ def check_session(service: MemoryService, session: str | None) -> None:
 def export_lines(service: MemoryService, session: str | None,
                  embeddings: bool) -> Iterator[bytes]:
     """The CLI's JSON Lines export (tinycontext/export_import.py), a page at a time."""
-    for memory, vector in iter_stored(service.store, session):
+    for memory, vector in service.export_records(session):
         line = json.dumps(record(memory, vector, embeddings), ensure_ascii=False) + "\n"
         yield line.encode()
 
@@ -192,20 +191,20 @@ def overview(service: MemoryService, operator: bool,
 def _examples(service: MemoryService, sort: str, recalled: bool) -> list[dict[str, Any]]:
     query = ListQuery(None, "episodic", None, None, 5, 0, sort, (), recalled=recalled,
                       count=False)
-    return [_entry(hit.memory) for hit in service.store.browse(query).memories]
+    return [_entry(hit.memory) for hit in service.browse(query).memories]
 
 
 def _total(service: MemoryService, kind: str | None = None, since: str | None = None,
            until: str | None = None, recalled: bool | None = None) -> int:
     query = build_list_query(None, kind, since, until, 1, 0, "recent", None)
     # limit 0: only the count (a row query could walk far for an old month).
-    return service.store.browse(replace(query, recalled=recalled, limit=0)).total_count
+    return service.browse(replace(query, recalled=recalled, limit=0)).total_count
 
 
 def _counts(service: MemoryService) -> dict[str, Any]:
     """Counts by kind and by month and kind: on SQLite each reads a partial index only."""
     by_kind = {kind: _total(service, kind) for kind in ("episodic", "profile")}
-    newest = service.store.browse(build_list_query(None, None, None, None, 1, 0, "recent",
+    newest = service.browse(build_list_query(None, None, None, None, 1, 0, "recent",
                                                    None)).memories
     months: list[dict[str, Any]] = []
     if newest:
