@@ -8,22 +8,23 @@ store and no token is involved.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from tinycontext.callers import CallerCheck
 
 UI_PATH = "/ui"
 
 
-def ui_app(source: Any, *, hosts: list[str] | None, access: Any = None,
+def ui_app(source: Any, *, hosts: list[str] | None, access: CallerCheck | None = None,
            token: str | None = None) -> Any:
     """The pages over `source`; behind the tenancy gate when `access` is hosted mode's."""
     from tinycontext.adapters.web.app import create_ui_app
 
-    hosted = access is not None and access.trust is not None
+    hosted = access is not None and access.hosted  # a tinycontext.callers.CallerCheck
     app = create_ui_app(source, token=None if hosted else token, hosts=hosts, hosted=hosted)
     if hosted:
-        from tinycontext.adapters.hosting.tenancy import TenantGate
-
-        return TenantGate(app, access)
+        return access.gate(app)  # 401 before anything runs; the caller's RequestScope
     if token is None:
         raise ValueError("local mode needs the per-start access token")
     return app
