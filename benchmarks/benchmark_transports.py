@@ -12,7 +12,7 @@
    default connect mode, mcp-legacy = initialize handshake and a session, rest, library =
    in-process from threads, the engine's ceiling without a transport); calls/s,
    p50/p95/p99 by kind, errors and lost saves. `--server-arg` passes options to the servers
-   (e.g. `--server-arg=--mcp-json-response`); `--store-cache` keeps the built store.
+   (`tinycontext serve` only, e.g. `--server-arg=--json-response`); `--store-cache` keeps the built store.
 
     python benchmarks/benchmark_transports.py
     python benchmarks/benchmark_transports.py --size 1000 --soak 10 --json-out out.json
@@ -227,7 +227,7 @@ def load(folder: Path, args: argparse.Namespace, progress: Progress) -> dict[str
             continue
         kind = "rest" if path == "rest" else "serve"
         mode = "legacy" if path == "mcp-legacy" else "auto"
-        with Server(kind, db, list(args.server_arg)) as server:
+        with Server(kind, db, list(args.server_arg) if kind == "serve" else []) as server:
             progress(f"load: {path}, {args.clients} clients x {args.load_seconds:.0f} s")
             run = run_load(server.base, "rest" if kind == "rest" else "mcp",
                            server_pid=server.process.pid, clients=args.clients,
@@ -273,7 +273,8 @@ def main() -> None:
                         help="comma-separated: mcp (client mode auto), mcp-legacy, rest, "
                         "library (the same mix in-process from threads: the engine's ceiling)")
     parser.add_argument("--server-arg", action="append", default=[],
-                        help="an option for the servers' command line (repeatable)")
+                        help="an option for the MCP server's command line (repeatable), "
+                        "e.g. --server-arg=--json-response")
     parser.add_argument("--store-cache", metavar="PATH",
                         help="the load store: built here once, copied for each run")
     args = parser.parse_args()
