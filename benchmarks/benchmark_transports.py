@@ -11,8 +11,9 @@
    memories with a recall, through each of `--load-paths` (mcp = the official client's
    default connect mode, mcp-legacy = initialize handshake and a session, rest, library =
    in-process from threads, the engine's ceiling without a transport); calls/s,
-   p50/p95/p99 by kind, errors and lost saves. `--server-arg` passes options to the servers
-   (`tinycontext serve` only, e.g. `--server-arg=--json-response`); `--store-cache` keeps the built store.
+   p50/p95/p99 by kind, errors and lost saves. `--server-arg` passes options to
+   `tinycontext serve` (e.g. `--server-arg=--json-response`); `--store-cache` keeps the
+   built store.
 
     python benchmarks/benchmark_transports.py
     python benchmarks/benchmark_transports.py --size 1000 --soak 10 --json-out out.json
