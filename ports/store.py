@@ -60,7 +60,7 @@ class Store(Protocol):
     """Every read of ranked or scoped data is bounded: no method returns the whole store.
 
     Ties are broken by newer first, then id. Dense search only sees vectors made by
-    `model_key`. Eighteen methods, but one cohesive job: splitting them would only scatter
+    `model_key`. Nineteen methods, but one cohesive job: splitting them would only scatter
     the transactions that must stay atomic (supersede, delete with chain repair).
     """
 
@@ -126,6 +126,11 @@ class Store(Protocol):
     def session_exists(self, session_id: str) -> bool:
         """Whether any save ever used this session id."""
         ...
+
+    def session_counts(self, limit: int) -> list[tuple[str, int]]:
+        """Live memories per session, the `limit` largest sessions first (ties by name). This
+        default, [], means the store cannot tell cheaply: the web UI then leaves them out."""
+        return []
 
     def mark_recalled(self, memory_ids: Sequence[str], at: str) -> None:
         """recall_count += 1 and last_recalled_at = at for each id."""

@@ -70,6 +70,16 @@ def browse(pool: ConnectionPool, query: ListQuery) -> Page:
     )
 
 
+def session_counts(pool: ConnectionPool, limit: int) -> list[tuple[str, int]]:
+    """Live memories per session, largest first: one pass over a covering partial index."""
+    rows = pool.read(
+        "SELECT session_id, count(*) AS n FROM memories WHERE superseded_by IS NULL "
+        "AND session_id IS NOT NULL GROUP BY session_id ORDER BY n DESC, session_id LIMIT ?",
+        [limit],
+    )
+    return [(str(name), int(n)) for name, n in rows]
+
+
 def export_page(
     pool: ConnectionPool, after: int, limit: int, session_id: str | None
 ) -> list[tuple[int, Memory, Vector | None]]:

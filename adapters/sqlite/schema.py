@@ -9,7 +9,8 @@ follows. Version 6 added save-time context (`memories.context_id`) and rebuilt t
 index with three columns: `terms` (the words as written, for list search and its prefixes),
 `stems` (stemmed words, for recall) and `context` (the stemmed words of the context memory),
 and `memory_tokens`, the token sign bits that late interaction rescores with. Version 7
-adds partial indexes for browsing large stores (stale order, kind and time, replaced versions).
+adds partial indexes for browsing large stores (stale order, kind and time, sessions, replaced
+versions).
 Existing memories get as context the memory saved before them in their session, within the
 default window; it needs the `tinycontext_stems` SQL function (sqlite_connection.py).
 """
@@ -161,6 +162,8 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
         "WHERE superseded_by IS NULL",
         "CREATE INDEX IF NOT EXISTS memories_replaced ON memories(created_at) "
         "WHERE superseded_by IS NOT NULL",
+        "CREATE INDEX IF NOT EXISTS memories_live_session ON memories(session_id, superseded_by) "
+        "WHERE superseded_by IS NULL AND session_id IS NOT NULL",
     ),
 )
 

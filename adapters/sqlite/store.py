@@ -165,6 +165,9 @@ class SqliteStore(Store):
             self._pool.read("SELECT 1 FROM sessions WHERE session_id = ?", (session_id,))
         )
 
+    def session_counts(self, limit: int) -> list[tuple[str, int]]:
+        return sqlite_listing.session_counts(self._pool, limit)
+
     def mark_recalled(self, memory_ids: Sequence[str], at: str) -> None:
         if not memory_ids:
             return

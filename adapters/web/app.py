@@ -86,9 +86,11 @@ def create_ui_app(source: Any, *, token: str | None = None, hosts: list[str] | N
         search = _text(request, "q")
         superseded = request.query_params.get("show") == "superseded"
         number = _number(request, "page", 1) or 1
-        data = queries.memories_page(get_service(), search=search, superseded=superseded,
+        service = get_service()
+        data = queries.memories_page(service, search=search, superseded=superseded,
                                      page=number, **filters)  # type: ignore[arg-type]
         return page(request, "memories.html", data=data, filters=filters, search=search,
+                    sessions=queries.sessions(service),
                     superseded=superseded, notice=NOTICES.get(request.query_params.get("done",
                                                                                           "")))
 
@@ -96,8 +98,10 @@ def create_ui_app(source: Any, *, token: str | None = None, hosts: list[str] | N
         question = _text(request, "q")
         session = _text(request, "session")
         top_k, budget = _number(request, "top_k", None), _number(request, "max_tokens", None)
-        data = queries.ask(get_service(), question, session, top_k, budget) if question else None
+        service = get_service()
+        data = queries.ask(service, question, session, top_k, budget) if question else None
         return page(request, "ask.html", data=data, question=question, session=session,
+                    sessions=queries.sessions(service),
                     top_k=top_k, max_tokens=budget)
 
     def detail(request: Request) -> Response:

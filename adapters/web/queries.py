@@ -26,6 +26,7 @@ from tinycontext.service_source import service_source
 PAGE_SIZE = 50
 CHAIN_LIMIT = 20  # versions shown each way; longer histories say "and older"
 CHART_MONTHS = 12
+SESSIONS_SHOWN = 50
 OVERVIEW_TTL = 30.0  # seconds: overview counts are cached (see overview)
 _cache_lock = threading.Lock()
 
@@ -150,12 +151,15 @@ def export_lines(service: MemoryService, session: str | None,
 # -- overview ------------------------------------------------------------------------------
 _cache: weakref.WeakKeyDictionary[MemoryService, tuple[float, dict[str, Any]]] = (
     weakref.WeakKeyDictionary())
+_sessions: weakref.WeakKeyDictionary[MemoryService, tuple[float, list[tuple[str, int]]]] = (
+    weakref.WeakKeyDictionary())
 
 
 def _forget_overview(service: MemoryService) -> None:
     with _cache_lock:
         _cache.pop(service, None)
         _totals.pop(service, None)
+        _sessions.pop(service, None)
 
 
 def overview(service: MemoryService, operator: bool,
@@ -225,4 +229,17 @@ def _counts(service: MemoryService) -> dict[str, Any]:
     # the episodic never-recalled count is the overall one (an index range) minus them.
     never = max(_total(service, recalled=False) - by_kind["profile"], 0)
     return {"by_kind": by_kind, "total": sum(by_kind.values()), "months": months,
-            "never_count": never}
+            "never_count": never, "sessions": sessions(service)}
+
+
+def sessions(service: MemoryService) -> list[tuple[str, int]]:
+    """The largest sessions with their live memory counts (empty where the store cannot tell:
+    the pages then show none); cached like the overview's counts."""
+    with _cache_lock:
+        hit = _sessions.get(service)
+    if hit is not None and time.monotonic() - hit[0] < OVERVIEW_TTL:
+        return hit[1]
+    found = service.store.session_counts(SESSIONS_SHOWN)
+    with _cache_lock:
+        _sessions[service] = (time.monotonic(), found)
+    return found

@@ -99,6 +99,21 @@ def test_browse_most_recalled_is_stale_reversed_and_count_can_be_skipped(shelf):
     assert only_count.memories == [] and only_count.total_count == 6
 
 
+def test_session_counts_live_memories_largest_first(shelf, store_kind):
+    from tinycontext.ports.store import Store
+
+    if type(shelf).session_counts is Store.session_counts:
+        pytest.skip(f"the {store_kind} store keeps the port's default (no session counts)")
+    shelf.add([new(mem(7, "another in a", created=day(6), session="a")),
+               new(mem(8, "one in b", created=day(6), session="b"))])
+    shelf.supersede(mid(8), new(mem(9, "one in b, revised", created=day(7), session="b")),
+                    day(7))
+    shelf.add([new(mem(10, "second in b", created=day(8), session="b")),
+               new(mem(11, "one in c", created=day(8), session="c"))])
+    assert shelf.session_counts(10) == [("a", 2), ("b", 2), ("c", 1)]
+    assert shelf.session_counts(1) == [("a", 2)]
+
+
 def test_browse_filters_by_recalled(shelf):
     from dataclasses import replace
 

@@ -192,3 +192,14 @@ def test_hostile_content_is_shown_as_text(client, service, content):
     detail = client.get(f"/memory/{mid}").text
     escaped = content.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
     assert escaped.replace('"', "&#34;") in detail or escaped in detail
+
+
+def test_sessions_listed_with_counts_and_offered_in_the_filters(client, service):
+    service.save_memories([{"content": "A note in an odd session."}], '"><b>odd</b>')
+    page = client.get("/").text
+    assert re.search(r'session=work">work</a> <span class="muted">2</span>', page)
+    assert "&#34;&gt;&lt;b&gt;odd&lt;/b&gt;" in page and "<b>odd</b>" not in page
+    assert "session=%22%3E%3Cb%3Eodd%3C%2Fb%3E" in page  # the link's query is URL-encoded
+    memories = client.get("/memories").text
+    assert '<datalist id="session-names">' in memories and '<option value="home">' in memories
+    assert "<b>odd</b>" not in client.get("/ask").text

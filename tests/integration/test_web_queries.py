@@ -86,6 +86,11 @@ def test_sqlite_sorts_use_an_index(tmp_path):
             "EXPLAIN QUERY PLAN " + sql, ["episodic", "2026-01-01", "2026-02-01"][
                 :sql.count("?")]))
         assert f"COVERING INDEX {index}" in plan, (sql, plan)
+    sessions = " ".join(str(row[-1]) for row in store._pool.read(
+        "EXPLAIN QUERY PLAN SELECT session_id, count(*) AS n FROM memories WHERE superseded_by "
+        "IS NULL AND session_id IS NOT NULL GROUP BY session_id ORDER BY n DESC, session_id "
+        "LIMIT 8", []))
+    assert "COVERING INDEX memories_live_session" in sessions, sessions
     kind_stale = " ".join(str(row[-1]) for row in store._pool.read(
         "EXPLAIN QUERY PLAN SELECT m.id FROM memories m WHERE m.superseded_by IS NULL "
         f"AND +m.kind = ? AND m.recall_count > 0 ORDER BY {orders['recalled']} LIMIT 6",

@@ -12,6 +12,7 @@ class OlderStore(InMemoryStore):
 
     keyword_ideal = Store.keyword_ideal
     nearest_many = Store.nearest_many
+    session_counts = Store.session_counts
 
 
 def test_a_store_without_the_newer_methods_saves_and_recalls() -> None:
@@ -21,6 +22,7 @@ def test_a_store_without_the_newer_methods_saves_and_recalls() -> None:
     service.save_memories([{"content": "Staging deploys run at noon."},
                            {"content": "Billing uses PostgreSQL."}], session_id="ops")
     assert store.keyword_ideal([["staging"]]) == 0.0
+    assert store.session_counts(10) == []  # the web UI then shows no sessions
     [top, *_] = service.recall_memories("staging deploys", session_id="ops")["memories"]
     assert top["content"] == "Staging deploys run at noon."
     vectors = embedder.embed(["staging", "billing"])

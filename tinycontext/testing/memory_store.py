@@ -203,6 +203,14 @@ class InMemoryStore(Store):
         with self._lock:
             return session_id in self._sessions
 
+    def session_counts(self, limit: int) -> list[tuple[str, int]]:
+        with self._lock:
+            counts: dict[str, int] = {}
+            for _, m, _ in self._rows.values():
+                if m.superseded_by is None and m.session_id is not None:
+                    counts[m.session_id] = counts.get(m.session_id, 0) + 1
+        return sorted(counts.items(), key=lambda item: (-item[1], item[0]))[:limit]
+
     def mark_recalled(self, memory_ids: Sequence[str], at: str) -> None:
         with self._lock:
             for mid in memory_ids:
