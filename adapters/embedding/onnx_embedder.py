@@ -1,7 +1,8 @@
 """Embedder adapter: a sentence-embedding ONNX model run with onnxruntime and `tokenizers`.
 
 onnxruntime, tokenizers and numpy are imported on first use only, so importing this module (and
-`tinycontext`) stays fast; the session and tokenizer load lazily, once per instance.
+`tinycontext`) stays fast; the session and tokenizer load lazily, once per instance. The spec,
+session, tokenizer and thread choices are in onnx_session (re-exported here).
 """
 
 from __future__ import annotations
@@ -9,32 +10,35 @@ from __future__ import annotations
 import threading
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
 from tinycontext import native
 from tinycontext.ports.embedder import Vector
 from tinycontext.ports.token_embedder import TokenEmbedder, TokenRows
 
+from .onnx_session import (
+    DEFAULT_MAX_INTRA_OP_THREADS,
+    ModelSpec,
+    Pooling,
+    create_session,
+    default_intra_op_threads,
+    load_tokenizer,
+    pick_output,
+    usable_cores,
+)
 from .onnx_tokens import content_token_rows
+
+__all__ = [
+    "DEFAULT_MAX_INTRA_OP_THREADS", "DEFAULT_MAX_PARALLEL_RUNS", "MAX_BATCH_TOKENS", "ModelSpec",
+    "OnnxEmbedder", "Pooling", "create_session", "default_intra_op_threads", "load_tokenizer",
+    "pick_output", "usable_cores",
+]
 
 if TYPE_CHECKING:
     np = native.numpy()
     import numpy.typing as npt
 
-Pooling = Literal["mean", "cls", "none"]
-"""How token states become one vector: masked mean, first token, or "none" (already pooled)."""
-
-# intra_op_num_threads, measured on a 2-core box (onnxruntime 1.32, arena off; batches of 32
-# ~20-word sentences in texts/s, short-query p50 over 50 runs), quiet box:
-#   balanced (MiniLM-L6 int8)  1 thread: 275-293/s, 2.8-3.1 ms   2 threads: 490-541/s, 1.7-2.2 ms
-#   fast (MiniLM-L3 fp32)      1 thread: 547-675/s, 0.7-1.0 ms   2 threads: 886-1116/s, 0.5-0.9 ms
-# With other processes busy (load 2.3-4.9), 2 spinning threads fell to 147-206/s (p50 up to
-# 12 ms) and burnt 3.4 CPU-s where 1 thread used 2.0; with spinning off, 2 threads kept
-# 175-501/s at the CPU cost of 1 thread. Hence: at most 2 threads, never more than the cores,
-# and no spin-waiting (it costs ~0.4 ms per query on a quiet box, saves a core on a busy one).
-DEFAULT_MAX_INTRA_OP_THREADS = 2
 # The integer rewrite of balanced (onnx_int8) runs many small operators, where waking a second
 # thread per operator costs more than it saves (same box, quiet):
 #   1 thread: 347-355 texts/s, short query p50 1.41-1.46 ms
@@ -50,35 +54,6 @@ DEFAULT_MAX_PARALLEL_RUNS = 2
 # It also bounds memory: attention grows with rows x width^2 (256 texts x 256 tokens in one
 # run peaked at 5.2 GB). The batch a caller passes is still embedded in one call.
 MAX_BATCH_TOKENS = 384
-
-
-@dataclass(frozen=True)
-class ModelSpec:
-    """Everything needed to run one embedding model; built by `models.resolve_model`."""
-
-    key: str
-    model_path: Path
-    tokenizer_path: Path
-    dimensions: int
-    max_tokens: int
-    pooling: Pooling = "mean"
-    output_name: str | None = None
-    integer_matmuls: bool = False
-    """Run the int8 weights as integer products (`onnx_int8`); the key must then name it."""
-    cache_dir: Path | None = None
-    """Where a rewritten model is kept between processes; None: rewrite in memory each load."""
-
-
-def usable_cores() -> int:
-    import os
-
-    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
-    return max(1, cores or 1)
-
-
-def default_intra_op_threads() -> int:
-    """Threads for one inference: the measured best on small boxes, never more than the cores."""
-    return min(DEFAULT_MAX_INTRA_OP_THREADS, usable_cores())
 
 
 class OnnxEmbedder(TokenEmbedder):
@@ -286,44 +261,3 @@ class OnnxEmbedder(TokenEmbedder):
             self._tokenizer = tokenizer
             self.load_count += 1
             self._session = session  # published last: other threads test it without the lock
-
-
-def load_tokenizer(path: Path, max_tokens: int) -> Any:
-    """A `tokenizers.Tokenizer` that truncates at `max_tokens` and never pads."""
-    from tokenizers import Tokenizer
-
-    tokenizer = Tokenizer.from_file(str(path))
-    # Shipped tokenizer.json files often pad to a fixed 128 tokens: that triples the cost of
-    # short texts. We pad per batch ourselves, to the longest text of the batch.
-    tokenizer.no_padding()
-    tokenizer.enable_truncation(max_length=max_tokens)
-    return tokenizer
-
-
-def create_session(
-    model: Path | bytes, intra_op_threads: int, *, cpu_mem_arena: bool = False
-) -> Any:
-    """An onnxruntime CPU session tuned for small embedding models (a file or its bytes)."""
-    ort = native.onnxruntime()
-
-    options = ort.SessionOptions()
-    options.enable_cpu_mem_arena = cpu_mem_arena
-    options.intra_op_num_threads = intra_op_threads
-    options.inter_op_num_threads = 1
-    options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
-    options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
-    options.add_session_config_entry("session.intra_op.allow_spinning", "0")
-    options.log_severity_level = 3  # warnings about unused initialisers are noise for users
-    source = model if isinstance(model, bytes) else str(model)
-    return ort.InferenceSession(source, sess_options=options, providers=["CPUExecutionProvider"])
-
-
-def pick_output(session: Any, pooling: Pooling) -> str | None:
-    """The float output to read: rank 2 when the model pools itself, else token states (rank 3)."""
-    want_rank = 2 if pooling == "none" else 3
-    for output in session.get_outputs():
-        # BERT's pooler_output is tanh(dense(CLS)), a classifier head, not a sentence embedding.
-        float_output = output.type == "tensor(float)" and output.name != "pooler_output"
-        if float_output and len(output.shape or ()) == want_rank:
-            return str(output.name)
-    return None

@@ -9,19 +9,18 @@ wall. Nothing connects until the first operation.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from datetime import datetime, timedelta
 from typing import Any
 
-from tinycontext import native
 from tinycontext.domain.errors import InvalidRequestError, MemoryAlreadySupersededError
 from tinycontext.domain.listing import ListQuery
-from tinycontext.domain.memory import Memory, format_timestamp, ref_of
+from tinycontext.domain.memory import Memory, ref_of
 from tinycontext.ports.embedder import Vector
 from tinycontext.ports.store import NewMemory, Page, Scope, Scored, Store
 
 from . import context as pg_context
+from . import export, listing
 from .connection import PgPool, SharedPgPool
-from .schema import SCHEMA, SCHEMA_VERSION, dense_index_name, ensure_dense_index
+from .schema import SCHEMA, dense_index_name, ensure_dense_index
 from .search import (
     COLUMNS,
     MEMORIES,
@@ -31,23 +30,13 @@ from .search import (
     vector_text,
 )
 from .text import (
-    all_query,
-    group_query,
-    query_groups,
     recall_tsvector_literal,
     tenant_tag,
     tsvector_literal,
 )
 
 SESSIONS = f"{SCHEMA}.sessions"
-DF_CAP = 12_001  # document frequencies for list search's scores are counted up to this
 _BAD_TEXT_STATES = {"22021", "22P05"}  # bad byte sequence, untranslatable character
-
-
-def _ceil_second(moment: datetime) -> str:
-    if moment.microsecond:
-        moment = moment.replace(microsecond=0) + timedelta(seconds=1)
-    return format_timestamp(moment)
 
 
 class PostgresStore(Store):
@@ -182,62 +171,7 @@ class PostgresStore(Store):
         return bool(found)
 
     def browse(self, query: ListQuery) -> Page:
-        live = "NOT NULL" if query.superseded else "NULL"
-        where, params = f" WHERE m.tenant = %s AND m.superseded_by IS {live}", [self.tenant]
-        source, score, score_params = f"{MEMORIES} m", "NULL::float8", []  # type: str, str, list[Any]
-        if query.search:
-            groups = query_groups(query.search)
-            if not groups:  # nothing left after folding (e.g. only combining marks)
-                return Page([], 0)
-            tag = self._tag
-            last = len(groups) - 1
-            frequencies = self._search.frequencies(
-                [group_query(g, tag, i == last) for i, g in enumerate(groups)], cap=DF_CAP
-            )
-            score, score_params = self._search.score_sql(groups, frequencies, prefix_last=True)
-            source = f"{TERMS} t JOIN {MEMORIES} m ON m.seq = t.seq"
-            where += " AND t.tenant = %s AND t.terms @@ %s::tsquery"
-            params += [self.tenant, all_query(groups, tag)]
-        if query.session_id is not None:
-            where += " AND m.session_id = %s"
-            params.append(query.session_id)
-        if query.kind is not None:
-            where += " AND m.kind = %s"
-            params.append(query.kind)
-        if query.since is not None:
-            where += " AND m.created_at >= %s"
-            params.append(_ceil_second(query.since))
-        if query.until is not None:
-            where += " AND m.created_at <= %s"
-            params.append(format_timestamp(query.until))
-        if query.recalled is not None:
-            where += " AND m.recall_count > 0" if query.recalled else " AND m.recall_count = 0"
-        order = {
-            "recent": "m.created_at DESC, m.seq DESC",
-            "stale": "m.recall_count ASC, m.last_recalled_at ASC NULLS FIRST, m.created_at ASC, "
-                     "m.seq ASC",
-            "recalled": "m.recall_count DESC, m.last_recalled_at DESC NULLS LAST, "
-                        "m.created_at DESC, m.seq DESC",
-            "relevance": "score DESC, m.created_at DESC, m.seq DESC",
-        }[query.sort]
-
-        def page(cur: Any) -> Page:
-            total = -1
-            if query.count:
-                cur.execute(f"SELECT count(*) FROM {source}{where}", params)
-                total = int(cur.fetchone()[0])
-            cur.execute(
-                f"SELECT {COLUMNS}, {score} AS score FROM {source}{where} ORDER BY {order} "
-                "LIMIT %s OFFSET %s",
-                [*score_params, *params, query.limit, query.offset],
-            )
-            hits = [
-                Scored(memory_from_row(r), float(r[12]) if r[12] is not None else 0.0)
-                for r in cur.fetchall()
-            ]
-            return Page(hits, total)
-
-        return self._pool.run(page)
+        return listing.browse(self._pool, self._search, self.tenant, self._tag, query)
 
     def session_exists(self, session_id: str) -> bool:
         return bool(self._pool.read(
@@ -364,36 +298,8 @@ class PostgresStore(Store):
         self, after: int, limit: int, session_id: str | None
     ) -> list[tuple[int, Memory, bytes | None]]:
         """Memories (superseded too) after row `after`, oldest first, with their vectors."""
-        np = native.numpy()
-
-        where, params = "m.tenant = %s AND m.seq > %s", [self.tenant, after]
-        if session_id is not None:
-            where += " AND m.session_id = %s"
-            params.append(session_id)
-        rows = self._pool.read(
-            f"SELECT m.seq, {COLUMNS}, m.embedding::text FROM {MEMORIES} m WHERE {where} "
-            "ORDER BY m.seq LIMIT %s",
-            [*params, limit],
-        )
-        out = []
-        for r in rows:
-            vector = None
-            if r[13] is not None:
-                vector = np.array(r[13][1:-1].split(","), dtype="<f4").tobytes()
-            out.append((int(r[0]), Memory(*r[1:13]), vector))
-        return out
+        return export.export_page(self._pool, self.tenant, after, limit, session_id)
 
     def diagnostics(self) -> dict[str, Any]:
         """Server, pgvector and schema facts for `doctor` (the URL with its password hidden)."""
-        facts: dict[str, Any] = {"url": self._pool.redacted_url, "tenant": self.tenant}
-        rows = self._pool.read(
-            "SELECT current_setting('server_version'), "
-            "(SELECT extversion FROM pg_extension WHERE extname = 'vector'), "
-            f"(SELECT max(version) FROM {SCHEMA}.schema_version), "
-            f"(SELECT count(*) FROM {MEMORIES} WHERE tenant = %s AND superseded_by IS NULL)",
-            (self.tenant,),
-        )
-        server, vector, schema, live = rows[0]
-        facts.update(server_version=server, vector_version=vector, schema_version=schema,
-                     expected_schema_version=SCHEMA_VERSION, live_memories=int(live))
-        return facts
+        return export.diagnostics(self._pool, self.tenant)
