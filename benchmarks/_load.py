@@ -13,15 +13,15 @@ from __future__ import annotations
 import json
 import os
 import time
-from pathlib import Path
 from typing import Any
 
+from benchmarks._procstat import cpu_seconds
 from benchmarks.metrics import percentile
 
 
 class Tally:
     def __init__(self) -> None:
-        self.latency: dict[str, list[float]] = {"save": [], "recall": []}
+        self.latency: dict[str, list[float]] = {"save": [], "recall": [], "get": []}
         self.errors: list[str] = []
         self.saved = 0
 
@@ -38,7 +38,24 @@ def _items(number: int, i: int, batch: int) -> list[dict[str, str]]:
             for k in range(batch)]
 
 
-async def _mcp_worker(url: str, number: int, seconds: float, batch: int, asks: list[str],
+class Mix:
+    """What each worker calls in a loop: the load (a save of `batch`, then a recall), or,
+    with `memory_id`, only get_memory of that id (the transport's own cost: the engine's
+    part of a get is one row read)."""
+
+    def __init__(self, batch: int, asks: list[str], memory_id: str | None = None) -> None:
+        self.batch, self.asks, self.memory_id = batch, asks, memory_id
+        self.kinds = ("get",) if memory_id else ("save", "recall")
+
+    def request(self, kind: str, number: int, i: int) -> tuple[str, dict[str, Any]]:
+        if kind == "get":
+            return "get_memory", {"memory_id": self.memory_id}
+        if kind == "save":
+            return "save_memories", {"memories": _items(number, i, self.batch)}
+        return "recall_memories", {"query": self.asks[(number * 7919 + i) % len(self.asks)]}
+
+
+async def _mcp_worker(url: str, number: int, seconds: float, mix: Mix,
                       mode: str, tally: Tally) -> None:
     from mcp import Client
 
@@ -46,13 +63,11 @@ async def _mcp_worker(url: str, number: int, seconds: float, batch: int, asks: l
         end, i = time.monotonic() + seconds, 0
         while time.monotonic() < end:
             i += 1
-            for kind in ("save", "recall"):
-                args: dict[str, Any] = (
-                    {"memories": _items(number, i, batch)} if kind == "save"
-                    else {"query": asks[(number * 7919 + i) % len(asks)]})
+            for kind in mix.kinds:
+                tool, args = mix.request(kind, number, i)
                 started = time.perf_counter()
                 try:
-                    result = await client.call_tool(f"{kind}_memories", args)
+                    result = await client.call_tool(tool, args)
                 except Exception as exc:  # noqa: BLE001 - a transport failure is a load failure
                     tally.error(f"{kind}: {type(exc).__name__}: {exc}")
                     continue
@@ -63,7 +78,7 @@ async def _mcp_worker(url: str, number: int, seconds: float, batch: int, asks: l
                     tally.saved += len(json.loads(result.content[0].text)["saved"])  # type: ignore[union-attr]
 
 
-async def _rest_worker(base: str, number: int, seconds: float, batch: int, asks: list[str],
+async def _rest_worker(base: str, number: int, seconds: float, mix: Mix,
                        tally: Tally) -> None:
     import httpx
 
@@ -71,13 +86,11 @@ async def _rest_worker(base: str, number: int, seconds: float, batch: int, asks:
         end, i = time.monotonic() + seconds, 0
         while time.monotonic() < end:
             i += 1
-            for kind in ("save", "recall"):
-                body: dict[str, Any] = (
-                    {"memories": _items(number, i, batch)} if kind == "save"
-                    else {"query": asks[(number * 7919 + i) % len(asks)]})
+            for kind in mix.kinds:
+                tool, body = mix.request(kind, number, i)
                 started = time.perf_counter()
                 try:
-                    response = await http.post(f"/{kind}_memories", json=body)
+                    response = await http.post(f"/{tool}", json=body)
                 except Exception as exc:  # noqa: BLE001
                     tally.error(f"{kind}: {type(exc).__name__}: {exc}")
                     continue
@@ -88,27 +101,37 @@ async def _rest_worker(base: str, number: int, seconds: float, batch: int, asks:
                     tally.saved += len(response.json()["saved"])
 
 
-async def _total(base: str, path: str, mode: str) -> int:
+async def _total(base: str, path: str, mode: str) -> tuple[int, str]:
+    """The store's memory count and the id of its newest memory."""
     if path == "rest":
         import httpx
 
         async with httpx.AsyncClient(base_url=base, timeout=60) as http:
-            response = await http.post("/list_memories", json={"limit": 1})
-            return int(response.json()["total_count"])
+            listed = (await http.post("/list_memories", json={"limit": 1})).json()
+            return int(listed["total_count"]), str(listed["memories"][0]["id"])
     from mcp import Client
 
     async with Client(base + "/mcp", mode=mode) as client:  # type: ignore[arg-type]
         text = (await client.call_tool("list_memories", {"limit": 1})).content[0].text  # type: ignore[union-attr]
-        return int(text.split('total_count="', 1)[1].split('"', 1)[0])
+        return (int(text.split('total_count="', 1)[1].split('"', 1)[0]),
+                text.split(' ref="', 1)[1].split('"', 1)[0])
 
 
-def cpu_seconds(pid: int) -> float:
-    """User + system CPU time a process used so far."""
-    try:
-        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-    except (OSError, IndexError, ValueError):
-        return 0.0
+async def _warm(base: str, path: str, mode: str, asks: list[str]) -> None:
+    """A few recalls first: the server loads its model in the background after starting,
+    and that load must not count as the load's CPU or latency."""
+    if path == "rest":
+        import httpx
+
+        async with httpx.AsyncClient(base_url=base, timeout=120) as http:
+            for query in asks[:3]:
+                (await http.post("/recall_memories", json={"query": query})).raise_for_status()
+        return
+    from mcp import Client
+
+    async with Client(base + "/mcp", mode=mode) as client:  # type: ignore[arg-type]
+        for query in asks[:3]:
+            await client.call_tool("recall_memories", {"query": query})
 
 
 def _stats(seconds: list[float]) -> dict[str, float]:
@@ -120,35 +143,41 @@ def _stats(seconds: list[float]) -> dict[str, float]:
 
 
 def run_load(base: str, path: str, *, server_pid: int, clients: int, seconds: float,
-             batch: int, asks: list[str], mode: str = "auto") -> dict[str, Any]:
+             batch: int, asks: list[str], mode: str = "auto",
+             overhead: bool = False) -> dict[str, Any]:
     """Drive `clients` concurrent workers for `seconds` against the server at `base`;
-    `path` is "rest" or "mcp" (`mode`: the MCP client's connect mode, auto or legacy)."""
+    `path` is "rest" or "mcp" (`mode`: the MCP client's connect mode, auto or legacy);
+    `overhead`: get_memory calls only (see Mix)."""
     import anyio
 
     tally = Tally()
 
     async def main() -> tuple[float, int, int]:
-        before = await _total(base, path, mode)
+        before, newest = await _total(base, path, mode)
+        mix = Mix(batch, asks, newest if overhead else None)
         started = time.perf_counter()
         async with anyio.create_task_group() as group:
             for number in range(clients):
                 if path == "rest":
-                    group.start_soon(_rest_worker, base, number, seconds, batch, asks, tally)
+                    group.start_soon(_rest_worker, base, number, seconds, mix, tally)
                 else:
-                    group.start_soon(_mcp_worker, base + "/mcp", number, seconds, batch, asks,
-                                     mode, tally)
+                    group.start_soon(_mcp_worker, base + "/mcp", number, seconds, mix, mode,
+                                     tally)
         wall = time.perf_counter() - started
-        return wall, before, await _total(base, path, mode)
+        return wall, before, (await _total(base, path, mode))[0]
 
+    anyio.run(_warm, base, path, mode, asks)
     load_before = [round(x, 2) for x in os.getloadavg()]
     server_cpu, client_cpu = cpu_seconds(server_pid), cpu_seconds(os.getpid())
     wall, before, after = anyio.run(main)
     server_cpu = cpu_seconds(server_pid) - server_cpu
     client_cpu = cpu_seconds(os.getpid()) - client_cpu
     calls = sum(len(v) for v in tally.latency.values())
-    every = tally.latency["save"] + tally.latency["recall"]
+    every = tally.latency["save"] + tally.latency["recall"] + tally.latency["get"]
     return {
         "path": path, "client_mode": mode if path != "rest" else None, "clients": clients,
+        "calls_made": "get_memory" if overhead else "save + recall",
+        "get": _stats(tally.latency["get"]),
         "seconds": seconds, "batch": batch, "calls": calls, "wall_s": round(wall, 1),
         "calls_per_s": round(calls / wall, 1) if wall else 0.0,
         "memories_saved_per_s": round(tally.saved / wall, 1) if wall else 0.0,

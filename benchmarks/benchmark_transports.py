@@ -13,7 +13,8 @@
    in-process from threads, the engine's ceiling without a transport); calls/s,
    p50/p95/p99 by kind, errors and lost saves. `--server-arg` passes options to
    `tinycontext serve` (e.g. `--server-arg=--json-response`); `--store-cache` keeps the
-   built store.
+   built store. `--parts overhead` runs the same clients calling only get_memory of one id
+   (`--overhead-seconds`, default 10): the server CPU per call that the transport costs.
 
     python benchmarks/benchmark_transports.py
     python benchmarks/benchmark_transports.py --size 1000 --soak 10 --json-out out.json
@@ -205,8 +206,10 @@ def _copy_store(source: Path, target: Path) -> None:
             shutil.copyfile(f"{source}{suffix}", f"{target}{suffix}")
 
 
-def load(folder: Path, args: argparse.Namespace, progress: Progress) -> dict[str, Any]:
-    """The issue-15 load on a `--load-size` store, through each of `--load-paths`."""
+def load(folder: Path, args: argparse.Namespace, progress: Progress,
+         overhead: bool = False) -> dict[str, Any]:
+    """The issue-15 load on a `--load-size` store, through each of `--load-paths`; with
+    `overhead`, get_memory calls only for `--overhead-seconds` (what the transport costs)."""
     template = Path(args.store_cache) if args.store_cache else folder / "template.db"
     if not template.exists():
         template.parent.mkdir(parents=True, exist_ok=True)
@@ -214,13 +217,16 @@ def load(folder: Path, args: argparse.Namespace, progress: Progress) -> dict[str
     asks = questions(200)
     out: dict[str, Any] = {"store_size": args.load_size, "server_args": args.server_arg,
                            "runs": []}
+    seconds = args.overhead_seconds if overhead else args.load_seconds
     for number, path in enumerate(args.load_paths.split(",")):
+        if overhead and path == "library":
+            continue
         db = folder / f"load-{number}.db"
         _copy_store(template, db)
         if path == "library":
             service = make_service(db, args.model)
             progress(f"load: in-process, {args.clients} threads x {args.load_seconds:.0f} s")
-            run = run_library(service, clients=args.clients, seconds=args.load_seconds,
+            run = run_library(service, clients=args.clients, seconds=seconds,
                               batch=args.load_batch, asks=asks)
             service.close()
             run["label"] = path
@@ -229,16 +235,28 @@ def load(folder: Path, args: argparse.Namespace, progress: Progress) -> dict[str
         kind = "rest" if path == "rest" else "serve"
         mode = "legacy" if path == "mcp-legacy" else "auto"
         with Server(kind, db, list(args.server_arg) if kind == "serve" else []) as server:
-            progress(f"load: {path}, {args.clients} clients x {args.load_seconds:.0f} s")
+            progress(f"{'overhead' if overhead else 'load'}: {path}, {args.clients} clients x "
+                     f"{seconds:.0f} s")
             run = run_load(server.base, "rest" if kind == "rest" else "mcp",
                            server_pid=server.process.pid, clients=args.clients,
-                           seconds=args.load_seconds, batch=args.load_batch, asks=asks,
-                           mode=mode)
+                           seconds=seconds, batch=args.load_batch, asks=asks, mode=mode,
+                           overhead=overhead)
         run["label"] = path
         out["runs"].append(run)
         for suffix in ("", "-wal", "-shm"):
             Path(f"{db}{suffix}").unlink(missing_ok=True)
     return out
+
+
+def print_overhead(result: dict[str, Any]) -> None:
+    rows = [[r["label"], r["calls"], r["calls_per_s"], r["errors"],
+             f"{r['get']['p50_ms']} / {r['get']['p95_ms']}",
+             r["server_cpu_ms_per_call"], r["client_cpu_ms_per_call"],
+             r["load_average_before"][0]] for r in result["runs"]]
+    print_table(["path", "calls", "calls/s", "errors", "get p50 / p95 ms",
+                 "server CPU ms/call", "client CPU ms/call", "load avg"], rows,
+                title="Transport cost: get_memory of one id (the engine's part is one row read); "
+                f"server args: {' '.join(result['server_args']) or '(defaults)'}")
 
 
 def print_load(result: dict[str, Any]) -> None:
@@ -266,7 +284,10 @@ def main() -> None:
     parser.add_argument("--clients", type=int, default=8, help="concurrent soak clients")
     parser.add_argument("--soak", type=float, default=60.0, help="soak duration in seconds")
     parser.add_argument("--parts", default="rest,cold,soak,load",
-                        help="comma-separated: load, and rest,cold,soak (these three run together)")
+                        help="comma-separated: overhead, load, and rest,cold,soak (these three "
+                        "run together)")
+    parser.add_argument("--overhead-seconds", type=float, default=10.0,
+                        help="duration per path of the overhead part (get_memory calls only)")
     parser.add_argument("--load-size", type=int, default=20000, help="memories in the load store")
     parser.add_argument("--load-seconds", type=float, default=60.0, help="load duration per path")
     parser.add_argument("--load-batch", type=int, default=5, help="memories per load save call")
@@ -283,11 +304,16 @@ def main() -> None:
     results: dict[str, Any] = {}
     parts = set(args.parts.split(","))
     with throwaway_dir("transports") as folder:
+        if "overhead" in parts:
+            results["overhead"] = load(folder, args, progress, overhead=True)
         if "load" in parts:
             results["load"] = load(folder, args, progress)
         if not parts & {"rest", "cold", "soak"}:
             print(machine_line(machine_info()))
-            print_load(results["load"])
+            if "overhead" in results:
+                print_overhead(results["overhead"])
+            if "load" in results:
+                print_load(results["load"])
             write_json(args.json_out, "transports", args, results)
             return
         db = folder / "latency.db"
@@ -316,6 +342,8 @@ def main() -> None:
         ["soak recall p50 / p95 under load (ms)",
          f"{s['recall']['p50_ms']:.1f} / {s['recall']['p95_ms']:.1f}"],
     ], title=f"Transports ({args.size} memories, model {args.model})")
+    if "overhead" in results:
+        print_overhead(results["overhead"])
     if "load" in results:
         print_load(results["load"])
     write_json(args.json_out, "transports", args, results)
