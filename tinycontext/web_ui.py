@@ -23,7 +23,7 @@ def ui_app(source: Any, *, hosts: list[str] | None, access: CallerCheck | None =
 
     hosted = access is not None and access.hosted  # a tinycontext.callers.CallerCheck
     app = create_ui_app(source, token=None if hosted else token, hosts=hosts, hosted=hosted)
-    if hosted:
+    if access is not None and hosted:
         return access.gate(app)  # 401 before anything runs; the caller's RequestScope
     if token is None:
         raise ValueError("local mode needs the per-start access token")

@@ -88,7 +88,7 @@ def create_ui_app(source: Any, *, token: str | None = None, hosts: list[str] | N
         number = _number(request, "page", 1) or 1
         service = get_service()
         data = queries.memories_page(service, search=search, superseded=superseded,
-                                     page=number, **filters)  # type: ignore[arg-type]
+                                     page=number, **filters)
         return page(request, "memories.html", data=data, filters=filters, search=search,
                     sessions=queries.sessions(service),
                     superseded=superseded, notice=NOTICES.get(request.query_params.get("done",
@@ -124,7 +124,7 @@ def create_ui_app(source: Any, *, token: str | None = None, hosts: list[str] | N
         return fields
 
     def base(request: Request) -> str:
-        return request.scope.get("root_path", "")
+        return str(request.scope.get("root_path", ""))
 
     async def edit(request: Request) -> Response:
         try:

@@ -107,7 +107,8 @@ def ask(service: MemoryService, question: str, session: str | None, top_k: int |
 def detail(service: MemoryService, memory_id: str) -> dict[str, Any]:
     """One memory in full, its older and newer versions, and what deleting it would do."""
     memory = service.get_memory(memory_id)
-    older, newer = [], []
+    older: list[dict[str, Any]] = []
+    newer: list[dict[str, Any]] = []
     step = memory
     while step.get("supersedes") and len(older) < CHAIN_LIMIT:
         step = service.get_memory(step["supersedes"])
