@@ -35,3 +35,25 @@ def test_ui_help_is_complete(tmp_path):
         assert option in result.stdout
     for command in ("rest", "serve"):
         assert "--ui" in run_cli(tmp_path, command, "--help").stdout
+
+
+def test_ui_refuses_hosted_mode_with_what_to_do():
+    from types import SimpleNamespace
+
+    from tinycontext.ui_command import HOSTED_REFUSAL, run_ui
+
+    with pytest.raises(SystemExit) as refused:
+        run_ui(SimpleNamespace(hosted=True), "127.0.0.1", None, False)
+    assert str(refused.value) == HOSTED_REFUSAL and "--ui to `tinycontext rest`" in HOSTED_REFUSAL
+
+
+def test_ui_port_in_use_is_a_clear_error(tmp_path):
+    import socket
+
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen(1)
+        port = busy.getsockname()[1]
+        result = run_cli(tmp_path, "ui", "--no-open", "--port", str(port), timeout=60)
+    assert result.returncode != 0
+    assert f"cannot listen on 127.0.0.1:{port}" in result.stderr and "--port" in result.stderr
