@@ -33,19 +33,23 @@ def browse(pool: ConnectionPool, query: ListQuery) -> Page:
         where += " AND memory_fts MATCH ?"
         # List search reads the words as written (prefixes), never stems or context.
         params.append(f"{{terms}} : ({fts_all_last_prefix(query.search)})")
+    # A unary + keeps the planner off a column's indexes. With search, the keyword index
+    # must drive: walking a session (or kind, or date) index and asking FTS5 about each row
+    # costs a full match per row (seconds when both are large). In the stale orders, their
+    # own index must drive (a walk that stops after a page), not the kind index and a sort.
+    plain = "+m." if query.search else "m."
     if query.session_id is not None:
-        where += " AND m.session_id = ?"
+        where += f" AND {plain}session_id = ?"
         params.append(query.session_id)
     if query.kind is not None:
-        # In the stale orders the unary + keeps the planner on their index (a walk that stops
-        # after a page) rather than the kind index plus a sort of every row of that kind.
-        where += " AND +m.kind = ?" if query.sort in ("stale", "recalled") else " AND m.kind = ?"
+        kind = "+m." if query.search or query.sort in ("stale", "recalled") else "m."
+        where += f" AND {kind}kind = ?"
         params.append(query.kind)
     if query.since is not None:
-        where += " AND m.created_at >= ?"
+        where += f" AND {plain}created_at >= ?"
         params.append(_ceil_second(query.since))
     if query.until is not None:
-        where += " AND m.created_at <= ?"
+        where += f" AND {plain}created_at <= ?"
         params.append(format_timestamp(query.until))
     if query.recalled is not None:
         where += " AND m.recall_count > 0" if query.recalled else " AND m.recall_count = 0"

@@ -101,3 +101,31 @@ def test_sqlite_sorts_use_an_index(tmp_path):
         "ORDER BY m.created_at DESC, m.seq DESC LIMIT 51", []))
     assert "memories_replaced" in replaced and "TEMP B-TREE" not in replaced.upper(), replaced
     store.close()
+
+
+def test_sqlite_keyword_search_is_driven_by_the_keyword_index(tmp_path):
+    """With search plus session, kind or dates, FTS5 drives: a walk of the session index
+    asking FTS5 about each row took 21 s for one count at 100,000 memories."""
+    from tinycontext.adapters.sqlite.store import SqliteStore
+    from tinycontext.domain.listing import build_list_query
+
+    store = SqliteStore(tmp_path / "m.db")
+    store.session_exists("x")  # opens the file
+    seen = []
+    read = store._pool.read
+
+    def recording(sql, params=()):
+        seen.append((sql, list(params)))
+        return read(sql, params)
+
+    store._pool.read = recording
+    for sort in (None, "recent", "stale"):
+        query = build_list_query("s", "episodic", "2026-01-01", "2026-02-01", 51, 0, sort,
+                                 "team notes")
+        store.browse(query)
+    store._pool.read = read
+    assert len(seen) == 6
+    for sql, params in seen:
+        plan = [str(row[-1]) for row in read("EXPLAIN QUERY PLAN " + sql, params)]
+        assert "memory_fts VIRTUAL TABLE" in plan[0], (sql, plan)
+    store.close()
