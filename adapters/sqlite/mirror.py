@@ -27,6 +27,8 @@ from typing import Any
 from tinycontext import native
 from tinycontext.ports.store import Scope
 
+from .hamming import hamming, smallest, word_bytes
+
 # Above this many bytes of codes and bits the store searches in SQL (IVF) instead: about
 # 430,000 vectors of 384 dimensions, far beyond an agent's memory but bounded all the same.
 MAX_MIRROR_BYTES = 192 * 1024 * 1024
@@ -46,12 +48,6 @@ NO_SESSION = -1
 def candidate_count(limit: int, rows: int) -> int:
     factor = min(MAX_FACTOR, BASE_FACTOR * max(1.0, math.sqrt(rows / SCALE_ROWS)))
     return max(MIN_CANDIDATES, int(factor * limit))
-
-
-def word_bytes(bits: bytes) -> bytes:
-    """Sign bits zero-padded to whole 64-bit words (identically for stored and query bits)."""
-    spare = len(bits) % 8
-    return bits + b"\0" * (8 - spare) if spare else bits
 
 
 @dataclass(frozen=True)
@@ -205,14 +201,14 @@ class VectorMirror:
             return [self._rescore(view, slots, q, limit) for q in queries]
         small = in_scope * 4 < n  # a small scope: Hamming over its own columns only
         columns = np.flatnonzero(mask) if small else None
-        distances = _hamming(view.bits[:, columns] if small else view.bits[:, :n], bits)
+        distances = hamming(view.bits[:, columns] if small else view.bits[:, :n], bits)
         out = []
         for row, query in enumerate(queries):
             if small:
-                slots = columns[_smallest(distances[row], wanted, view.seqs[columns])]
+                slots = columns[smallest(distances[row], wanted, view.seqs[columns])]
             else:
                 distances[row][~mask] = 64 * len(view.bits) + 1  # farther than any real one
-                slots = _smallest(distances[row], wanted, view.seqs[:n])
+                slots = smallest(distances[row], wanted, view.seqs[:n])
             out.append(self._rescore(view, slots, query, limit))
         return out
 
@@ -284,30 +280,3 @@ def _scope_mask(view: _View, scope: Scope) -> Any:
     elif scope.exact:
         mask &= view.sessions[:n] == NO_SESSION
     return mask
-
-
-def _hamming(columns: Any, bits: Sequence[bytes]) -> Any:
-    """Hamming distances of each query's sign bits to every column: (queries, columns)."""
-    np = native.numpy()
-
-    words = np.stack([np.frombuffer(word_bytes(b), dtype=np.uint64) for b in bits])
-    distances = np.bitwise_count(columns[0][None, :] ^ words[:, 0:1]).astype(np.uint16)
-    for i in range(1, words.shape[1]):
-        distances += np.bitwise_count(columns[i][None, :] ^ words[:, i : i + 1])
-    return distances
-
-
-def _smallest(distances: Any, count: int, seqs: Any) -> Any:
-    """Indexes of the `count` smallest small-integer distances, ties at the cut broken by
-    seq (so the choice does not depend on slot order). A counting pass finds the threshold:
-    cheaper than argpartition over 100,000 values."""
-    np = native.numpy()
-
-    totals = np.cumsum(np.bincount(distances))
-    threshold = int(np.searchsorted(totals, count))
-    below = np.flatnonzero(distances < threshold)
-    tied = np.flatnonzero(distances == threshold)
-    need = count - len(below)
-    if len(tied) > need:
-        tied = tied[np.argsort(seqs[tied], kind="stable")[:need]]
-    return np.concatenate([below, tied])

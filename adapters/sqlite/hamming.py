@@ -1,0 +1,41 @@
+"""The mirror's numpy kernels: Hamming distances of sign bits and the smallest of them."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from tinycontext import native
+
+
+def word_bytes(bits: bytes) -> bytes:
+    """Sign bits zero-padded to whole 64-bit words (identically for stored and query bits)."""
+    spare = len(bits) % 8
+    return bits + b"\0" * (8 - spare) if spare else bits
+
+
+def hamming(columns: Any, bits: Sequence[bytes]) -> Any:
+    """Hamming distances of each query's sign bits to every column: (queries, columns)."""
+    np = native.numpy()
+
+    words = np.stack([np.frombuffer(word_bytes(b), dtype=np.uint64) for b in bits])
+    distances = np.bitwise_count(columns[0][None, :] ^ words[:, 0:1]).astype(np.uint16)
+    for i in range(1, words.shape[1]):
+        distances += np.bitwise_count(columns[i][None, :] ^ words[:, i : i + 1])
+    return distances
+
+
+def smallest(distances: Any, count: int, seqs: Any) -> Any:
+    """Indexes of the `count` smallest small-integer distances, ties at the cut broken by
+    seq (so the choice does not depend on slot order). A counting pass finds the threshold:
+    cheaper than argpartition over 100,000 values."""
+    np = native.numpy()
+
+    totals = np.cumsum(np.bincount(distances))
+    threshold = int(np.searchsorted(totals, count))
+    below = np.flatnonzero(distances < threshold)
+    tied = np.flatnonzero(distances == threshold)
+    need = count - len(below)
+    if len(tied) > need:
+        tied = tied[np.argsort(seqs[tied], kind="stable")[:need]]
+    return np.concatenate([below, tied])
