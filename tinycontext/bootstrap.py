@@ -1,9 +1,10 @@
 """Start-up: the one path from a process's environment to what it serves.
 
 Every entry point goes through here: the `tinycontext` command (cli.py), the REST app an ASGI
-server imports (`tinycontext.rest:app` and its shims), hosted mode (the same two, with
-TINYCONTEXT_TENANCY), and the Python API (api.py, which reads no environment: its services
-come from `build_service` with a config built in code). The steps, in order:
+server imports (`tinycontext.rest:app` and its shims, composed in rest.py over `open_server`),
+hosted mode (the same two, with TINYCONTEXT_TENANCY), and the Python API (api.py, which
+reads no environment: its services come from `build_service` with a config built in code).
+This module imports none of them (they import it). The steps, in order:
 
 1. settings: the engine config (JSON file + TINYCONTEXT_*) and the server variables, read by
    tinycontext.settings, the only module that reads the environment;
@@ -22,8 +23,6 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
 if TYPE_CHECKING:
-    from fastapi import FastAPI
-
     from tinycontext.config import TinyContextConfig
     from tinycontext.container import build_service, create_container
     from tinycontext.hosted import Serving
@@ -31,7 +30,7 @@ if TYPE_CHECKING:
 
 __all__ = ["ProcessSettings", "build_service", "create_container", "read_settings",
            "read_variables", "setup_logging", "bind_address", "open_server", "serve",
-           "rest_app", "engine_container"]
+           "engine_container"]
 
 
 @dataclass(frozen=True)
@@ -108,21 +107,6 @@ def serve(transport: Literal["stdio", "http"], run: Callable[[Serving], None],
         serving.close()
         shutdown()
     return 0
-
-
-def rest_app(*, mcp: bool = False, bind_host: str | None = None,
-             settings: ProcessSettings | None = None) -> FastAPI:
-    """The REST app a server process runs (`tinycontext.rest:app`): closing the stores and
-    flushing telemetry are the app's own shutdown."""
-    from tinycontext.rest import create_app
-
-    settings = settings or read_settings()
-    serving, shutdown = open_server("http", settings)
-    host = bind_host if bind_host is not None else settings.variables.host
-    return create_app(
-        serving.source, mcp=mcp, hosts=serving.hosts(host), on_shutdown=shutdown,
-        access=serving.access, management=serving.management,
-    )
 
 
 def engine_container(settings: ProcessSettings | None = None) -> Any:

@@ -3,145 +3,33 @@
 `TinyContextConfig(...)` built in code never reads the environment. Server processes call
 `load_config()`, which layers `context_config.json` from the per-user config directory and
 then `TINYCONTEXT_*` environment variables (one per key) over the defaults: that layer is
-tinycontext/settings.py (pydantic-settings), loaded only when a process asks for it.
+tinycontext/settings.py (pydantic-settings), imported only when a process asks for it. The
+model itself lives in tinycontext/engine_config.py (which the settings build on).
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from tinycontext.engine_config import (
+    APP_NAME,
+    CONFIG_FILE_NAME,
+    ENV_PREFIX,
+    ConfigError,
+    TinyContextConfig,
+    build_config,
+    describe_error,
+    read_config_file,
+    user_config_dir,
+    user_data_dir,
+)
 
-from tinycontext.domain.context import DEFAULT_WINDOW_MINUTES
-from tinycontext.domain.errors import InvalidRequestError
-
-APP_NAME = "tinycontext"
-CONFIG_FILE_NAME = "context_config.json"
-ENV_PREFIX = "TINYCONTEXT_"
-
-
-class ConfigError(InvalidRequestError):
-    """A configuration value or key is wrong; the message names it."""
-
-
-def user_data_dir() -> Path:
-    import platformdirs
-
-    return Path(platformdirs.user_data_dir(APP_NAME, appauthor=False))
-
-
-def user_config_dir() -> Path:
-    import platformdirs
-
-    return Path(platformdirs.user_config_dir(APP_NAME, appauthor=False))
-
-
-class TinyContextConfig(BaseModel):
-    """Every engine setting with its default; frozen once built."""
-
-    model_config = ConfigDict(
-        frozen=True, extra="forbid", validate_default=True, hide_input_in_errors=True
-    )
-
-    memory_db_path: str = Field(default="", description="SQLite file; default data dir/memories.db")
-    models_dir: str = Field(default="", description="Downloaded models; default: data dir/models")
-    embedding_model: str = Field(default="balanced", min_length=1)
-    embedding_batch_size: int = Field(default=32, ge=1, le=1024)
-    recall_top_k: int = Field(default=10, ge=1, le=1000)
-    recall_max_tokens: int = Field(default=2000, ge=1)
-    profile_max_tokens: int = Field(default=500, ge=0)
-    recall_rrf_cutoff: float = Field(default=0.0, ge=0.0, le=1.0)
-    recall_dense_weight: float = Field(default=0.5, gt=0.0, le=1.0)
-    recall_rrf_k: int = Field(default=60, ge=1)
-    recall_access_weight: float = Field(default=0.0, ge=0.0)
-    recall_fusion: Literal["score", "rrf"] = "score"
-    recall_keyword_weight: float = Field(default=0.4, ge=0.0, le=1.0)
-    save_context_minutes: int = Field(default=DEFAULT_WINDOW_MINUTES, ge=0, le=10_080)
-    recall_late_interaction: bool = True
-    dense_query_prefix: str = ""
-    dense_document_prefix: str = ""
-    dedup_similarity_threshold: float = Field(default=0.95, gt=0.0, le=1.0)
-    dedup_review_similarity_threshold: float = Field(default=0.80, gt=0.0, le=1.0)
-    save_length_notice_tokens: int = Field(default=800, ge=1)
-    # Hard limit: larger content is refused (memory_too_large); the notice above is the soft one.
-    max_memory_tokens: int = Field(default=8000, ge=1, le=1_000_000)
-    # Recognisable secrets in saved, updated and imported content become [redacted:<type>].
-    redact_secrets: bool = True
-    token_encoding: str = Field(default="o200k_base", pattern=r"^(o200k_base|cl100k_base)$")
-    store_url: str = Field(
-        default="",
-        description="empty: the SQLite file at memory_db_path; postgresql://...: PostgreSQL",
-        repr=False,  # may carry a password
-    )
-
-    @field_validator("store_url")
-    @classmethod
-    def _check_store_url(cls, value: str) -> str:
-        if value and not value.startswith(("postgresql://", "postgres://")):
-            raise ValueError("store_url must be empty (SQLite) or a postgresql:// URL")
-        return value
-
-    @field_validator("memory_db_path", "models_dir")
-    @classmethod
-    def _expand(cls, value: str) -> str:
-        return str(Path(value).expanduser()) if value else value
-
-    @model_validator(mode="after")
-    def _fill_paths(self) -> TinyContextConfig:
-        if self.dedup_review_similarity_threshold > self.dedup_similarity_threshold:
-            raise ValueError(
-                "dedup_review_similarity_threshold must not exceed dedup_similarity_threshold"
-            )
-        # Frozen model: defaults that depend on the platform are filled in once, here.
-        if not self.memory_db_path:
-            object.__setattr__(self, "memory_db_path", str(user_data_dir() / "memories.db"))
-        if not self.models_dir:
-            object.__setattr__(self, "models_dir", str(user_data_dir() / "models"))
-        return self
-
-
-def describe_error(error: ValidationError) -> str:
-    parts = []
-    for item in error.errors():
-        key = ".".join(str(p) for p in item["loc"]) or "config"
-        if item["type"] == "extra_forbidden":
-            parts.append(f"unknown key {key!r}")
-        else:
-            parts.append(f"{key}: {item['msg']}")
-    return "; ".join(parts)
-
-
-def build_config(values: dict[str, Any], source: str = "configuration") -> TinyContextConfig:
-    """Validate a mapping into a config; errors name the bad key and where it came from."""
-    try:
-        return TinyContextConfig(**values)
-    except ValidationError as exc:
-        raise ConfigError(f"Invalid {source}: {describe_error(exc)}.") from exc
-
-
-def read_config_file(path: Path) -> dict[str, Any]:
-    """Keys of a JSON config file; a relative memory_db_path/models_dir resolves against it."""
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as exc:
-        raise ConfigError(
-            f"{path} is not valid JSON (line {exc.lineno}): fix or remove it."
-        ) from exc
-    if not isinstance(data, dict):
-        raise ConfigError(f"{path} must hold a JSON object of settings.")
-    unknown = sorted(set(data) - set(TinyContextConfig.model_fields))
-    if unknown:
-        raise ConfigError(
-            f"{path}: unknown key {unknown[0]!r}; the known keys are listed in the README."
-        )
-    for key in ("memory_db_path", "models_dir"):
-        value = data.get(key)
-        if isinstance(value, str) and value and not Path(value).expanduser().is_absolute():
-            data[key] = str((path.parent / value).resolve())
-    return data
+__all__ = [
+    "APP_NAME", "CONFIG_FILE_NAME", "ENV_PREFIX", "ConfigError", "TinyContextConfig",
+    "build_config", "describe_error", "load_config", "read_config_file", "user_config_dir",
+    "user_data_dir",
+]
 
 
 def load_config(

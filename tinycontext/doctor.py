@@ -179,7 +179,7 @@ def _check_tokenizer(config: TinyContextConfig) -> Check:
 
 def _check_server(env: dict[str, str], store_url: str = "") -> list[Check]:
     """Hosted mode and management settings, validated as `serve` would (nothing changed)."""
-    from tinycontext.hosted import HostedConfigError, load_server_settings
+    from tinycontext.hosted_settings import HostedConfigError, load_server_settings
 
     tenancy = env.get(ENV_PREFIX + "TENANCY", "").strip().lower() not in ("", "off")
     management = env.get(ENV_PREFIX + "MANAGEMENT", "").strip().lower() not in ("", "off")

@@ -17,7 +17,7 @@ from tinycontext.config import TinyContextConfig
 
 if TYPE_CHECKING:
     from tinycontext.adapters.hosting.tenant_stores import TenantServices
-    from tinycontext.hosted import ServerSettings
+    from tinycontext.hosted_settings import ServerSettings
 
 log = logging.getLogger("tinycontext.hosted")
 
@@ -31,7 +31,7 @@ def _tighten(folder: Path) -> None:
 def _needs_postgres_extra() -> None:
     """Refuse at start, not on the first user's request, when the driver is missing."""
     from tinycontext.adapters.postgres.connection import INSTALL_HINT
-    from tinycontext.hosted import HostedConfigError
+    from tinycontext.hosted_settings import HostedConfigError
 
     try:
         import psycopg  # noqa: F401

@@ -66,10 +66,17 @@ def create_app(
 def app_from_environment(*, mcp: bool = False, bind_host: str | None = None) -> FastAPI:
     """The app a server process runs: config from file + env, telemetry from OTEL_*, hosted
     mode and management from TINYCONTEXT_TENANCY / TINYCONTEXT_MANAGEMENT (validated); the
-    steps are tinycontext.bootstrap's, as for `tinycontext rest`."""
-    from tinycontext.bootstrap import rest_app
+    steps are tinycontext.bootstrap's, as for `tinycontext rest`. Closing the stores and
+    flushing telemetry are the app's own shutdown."""
+    from tinycontext.bootstrap import open_server, read_settings
 
-    return rest_app(mcp=mcp, bind_host=bind_host)
+    settings = read_settings()
+    serving, shutdown = open_server("http", settings)
+    host = bind_host if bind_host is not None else settings.variables.host
+    return create_app(
+        serving.source, mcp=mcp, hosts=serving.hosts(host), on_shutdown=shutdown,
+        access=serving.access, management=serving.management,
+    )
 
 
 _app: FastAPI | None = None

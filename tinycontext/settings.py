@@ -30,7 +30,7 @@ from pydantic_settings import (
     SettingsConfigDict,
 )
 
-from tinycontext.config import (
+from tinycontext.engine_config import (
     CONFIG_FILE_NAME,
     ENV_PREFIX,
     ConfigError,
