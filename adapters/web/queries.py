@@ -223,6 +223,8 @@ def _counts(service: MemoryService) -> dict[str, Any]:
             until = end.strftime("%Y-%m-%dT%H:%M:%SZ")
             count = sum(_total(service, kind, since, until) for kind in by_kind)
             months.append({"month": since[:7], "count": count})
+    while len(months) > 1 and months[0]["count"] == 0:  # a young store: from its first month
+        months.pop(0)
     peak = max((m["count"] for m in months), default=0)
     for item in months:
         item["percent"] = round(100 * item["count"] / peak) if peak else 0

@@ -48,6 +48,7 @@ def test_overview_counts_chart_and_setup(client):
     assert re.search(r'class="big">1</span> profile', page)
     assert re.search(r'class="big">3</span> never recalled', page)
     assert "2026-07" in page and "2026-09" in page  # months of the chart
+    assert "2026-06" not in page  # a young store's chart starts at its first month
     assert "Embedding model" in page and "Store file" in page  # local user is the operator
 
 
