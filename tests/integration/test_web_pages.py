@@ -54,7 +54,8 @@ def test_overview_counts_chart_and_setup(client):
 
 def test_empty_store_says_what_to_do(tmp_path):
     client = signed_in(create_ui_app(fake_service(tmp_path), token=TOKEN, hosts=None))
-    assert "No memories yet." in client.get("/").text
+    overview = client.get("/").text
+    assert "No memories yet." in overview and "recalled at least once" not in overview
     assert "No memories match" in client.get("/memories").text
 
 
