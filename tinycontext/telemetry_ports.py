@@ -152,6 +152,12 @@ class TracedStore(Store):
     def browse(self, query: ListQuery) -> Page:
         return self._run("browse", lambda: self.inner.browse(query))  # type: ignore[no-any-return]
 
+    def session_counts(self, limit: int) -> list[tuple[str, int]]:
+        return self._run(  # type: ignore[no-any-return]
+            "session_counts", lambda: self.inner.session_counts(limit),
+            **{"tinycontext.store.limit": limit},
+        )
+
     def session_exists(self, session_id: str) -> bool:
         return self._run("session_exists", lambda: self.inner.session_exists(session_id))  # type: ignore[no-any-return]
 
