@@ -78,11 +78,11 @@ def _driver_error(exc: Exception, store_url: str) -> bool:
 
 
 def cmd_export(args: argparse.Namespace) -> int:
-    from tinycontext.config import load_config
+    from tinycontext.bootstrap import read_settings
     from tinycontext.container import create_container
     from tinycontext.export_import import export_jsonl
 
-    config = load_config()
+    config = read_settings().config
     if not config.store_url and not Path(config.memory_db_path).exists():
         print(f"tinycontext export: no store at {config.memory_db_path}; nothing to export.",
               file=sys.stderr)
@@ -112,9 +112,9 @@ def cmd_export(args: argparse.Namespace) -> int:
 
 def cmd_repair(args: argparse.Namespace) -> int:
     from tinycontext.adapters.sqlite.salvage import UnreadableFileError, salvage_jsonl
-    from tinycontext.config import load_config
+    from tinycontext.bootstrap import read_settings
 
-    config = load_config()
+    config = read_settings().config
     if config.store_url:
         print("tinycontext repair: reads a SQLite store file; with store_url set (PostgreSQL) "
               "use the database's own backups, or `tinycontext export`.", file=sys.stderr)
