@@ -4,7 +4,7 @@ relevance labels, token budget."""
 from __future__ import annotations
 
 import heapq
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping, Sequence, Set
 from dataclasses import dataclass
 
 HIGH, MEDIUM, LOW = "high", "medium", "low"
@@ -29,6 +29,11 @@ LATE_WEIGHT = 1.5
 # reorders a crowd; neutral on LoCoMo 1-5 (where it was tuned, with the planted facts),
 # planted paraphrases recall@1 0.47 -> 0.57 at 10,000 filler (docs/benchmarks.md).
 DENSE_LEAD_WEIGHT = 2.0
+# A question naming a period ("in March 2023", "two weeks ago") adds DATE_CUE_WEIGHT to the
+# candidates saved in it or naming a date in it (domain/dates.py): a tie-breaker among
+# memories about the same thing, never a filter. LoCoMo 1-5 (tuning half) +0.5 R@5, 0.05 to
+# 0.4 scored within 0.5 of each other; 6-10 +0.7 (docs/benchmarks.md).
+DATE_CUE_WEIGHT = 0.1
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,6 +93,7 @@ def fused_score(candidate: Candidate, weights: FusionWeights) -> float:
 def score_fusion(
     candidates: Sequence[Candidate], weights: FusionWeights,
     late: Mapping[str, float] | None = None, keyword_ideal: float = 0.0,
+    dated: Set[str] = frozenset(),
 ) -> list[float]:
     """Per-query normalised score fusion, relative to the query's best candidate (0..1).
 
@@ -102,7 +108,8 @@ def score_fusion(
     re-embedding) gets the lowest cosine among the others; one the keyword pool missed gets 0.
     An access rank adds `access x (k + 1) / (k + rank)`. `late` (MaxSim scores of the
     shortlisted candidates) adds LATE_WEIGHT x late / best late to each of them. The
-    candidate with the highest cosine adds DENSE_LEAD_WEIGHT x its lead over the second.
+    candidate with the highest cosine adds DENSE_LEAD_WEIGHT x its lead over the second;
+    those in `dated` (inside the period the question names) add DATE_CUE_WEIGHT.
     """
     best_bm25 = max((c.bm25 for c in candidates if c.bm25 is not None), default=0.0)
     best_bm25 = max(best_bm25, keyword_ideal)
@@ -114,6 +121,8 @@ def score_fusion(
         value = weights.keyword * max(lexical, 0.0) + (1.0 - weights.keyword) * dense
         if c.access_rank is not None and weights.access > 0:
             value += weights.access * (weights.k + 1) / (weights.k + c.access_rank)
+        if c.memory_id in dated:
+            value += DATE_CUE_WEIGHT
         raw.append(value)
     lead = dense_lead(candidates)
     if lead is not None:
@@ -159,13 +168,15 @@ def rank(
     limit: int | None = None,
     late: Mapping[str, float] | None = None,
     keyword_ideal: float = 0.0,
+    dated: Set[str] = frozenset(),
 ) -> list[Ranked]:
     """Fuse, drop under the cutoff, order by (fused, dense, bm25) then newer first, then id;
-    the first `limit` of that order when a limit is given. `late`, `keyword_ideal`: see
-    score_fusion."""
+    the first `limit` of that order when a limit is given. `late`, `keyword_ideal`, `dated`:
+    see score_fusion."""
     if weights.method == SCORE:
         scored = list(zip(
-            score_fusion(candidates, weights, late, keyword_ideal), candidates, strict=True
+            score_fusion(candidates, weights, late, keyword_ideal, dated), candidates,
+            strict=True,
         ))
     else:
         scored = [(fused_score(c, weights), c) for c in candidates]

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from tinycontext.domain import listing
+from tinycontext.domain.dates import dated_ids
 from tinycontext.domain.errors import StoreError, StoreReadOnlyError
 from tinycontext.domain.memory import EPISODIC, PROFILE, Memory
 from tinycontext.domain.recall import (
@@ -113,16 +114,20 @@ def semantic_recall(
         core.config.recall_access_weight, core.config.recall_fusion,
         core.config.recall_keyword_weight,
     )
+    # Memories inside the period the question names, if it names one (cheap otherwise).
+    dated = dated_ids(
+        query, now, ((mid, m.content, m.created_at) for mid, m in memories.items())
+    ) if scored else frozenset()
     late = None
     if query_tokens:
         with core.stage("late_interaction"):
             shortlist = [r.memory_id for r in rank(
-                candidates, weights, limit=LATE_DEPTH, keyword_ideal=ideal)]
+                candidates, weights, limit=LATE_DEPTH, keyword_ideal=ideal, dated=dated)]
             late = maxsim(query_tokens, core.store.token_bits(shortlist),
                           core.embedder.dimensions)
     with core.stage("rank"):
         ranked = rank(candidates, weights, core.config.recall_rrf_cutoff, limit=k, late=late,
-                      keyword_ideal=ideal)
+                      keyword_ideal=ideal, dated=dated)
         cut = budget_walk([core.cost(memories[r.memory_id], framing) for r in ranked], budget)
     chosen = ranked[: cut.count]
     counting = count_recalls(core, [r.memory_id for r in chosen], now) if count else None
