@@ -71,6 +71,7 @@ ABLATIONS = {
     "context": "no save-time context at all (save_context_minutes=0)",
     "late-interaction": "no token-level rescoring (recall_late_interaction=false)",
     "dense-lead": "no bonus for the model's first choice's margin over its second",
+    "date-cues": "no boost for memories dated inside the period a question names",
 }
 HALVES = ((1, 5, "tune"), (6, 10, "check"))
 
@@ -91,6 +92,10 @@ def ablate(lever: str) -> dict[str, Any]:
         from tinycontext.domain import recall
 
         recall.DENSE_LEAD_WEIGHT = 0.0
+    elif lever == "date-cues":
+        from tinycontext.domain import recall
+
+        recall.DATE_CUE_WEIGHT = 0.0
     elif lever == "stemming":
         from tinycontext.domain import text
 
