@@ -242,7 +242,7 @@ def sessions(service: MemoryService) -> list[tuple[str, int]]:
         hit = _sessions.get(service)
     if hit is not None and time.monotonic() - hit[0] < OVERVIEW_TTL:
         return hit[1]
-    found = service.store.session_counts(SESSIONS_SHOWN)
+    found = service.session_counts(SESSIONS_SHOWN)
     with _cache_lock:
         _sessions[service] = (time.monotonic(), found)
     return found

@@ -229,6 +229,11 @@ class MemoryService:
         self.core.check_session(query.session_id)
         return self.store.browse(query)
 
+    def session_counts(self, limit: int) -> list[tuple[str, int]]:
+        """Live memories per session, the `limit` largest first; [] when the store cannot
+        tell cheaply (Store.session_counts)."""
+        return self.store.session_counts(limit)
+
     def export_records(
         self, session_id: str | None = None
     ) -> Iterator[tuple[Memory, bytes | None]]:
