@@ -12,6 +12,7 @@ from tinycontext.ports.store import Scope, Scored
 
 from .connection import PgPool
 from .rows import COLUMNS, MEMORIES, memory_from_row, scope_sql, vector_text
+from .schema import build_tenant_index, tenant_index_state
 
 # Dense side: scopes up to SMALL_SCOPE vectors are searched exactly (cheaper than the
 # index there); up to EXACT_SCOPE too when they are under half of the table (the index,
@@ -26,6 +27,17 @@ EF_SEARCH_MIN = 40  # pgvector's default
 # built insert by insert differ (random levels): at 500, two found 1.00 and one 0.97.
 EF_PER_RESULT = 2.5
 COUNT_TTL_SECONDS = 30.0
+MAX_COUNTS = 256  # cached counts per tenant store (scopes include session ids: bounded)
+# Many tenants in one table: a tenant's share of the table-wide index is small, and an index
+# that filters after its search returns about ef_search x share of its rows (pgvector 0.6 has
+# no iterative scans): at 100,000 of 1,000,000 rows, ~100 for a pool of 200, so every recall
+# fell back to exact cosine over the tenant's 100,000 vectors. A tenant with TENANT_INDEX_AT
+# live vectors, under half of the table, gets an HNSW index of its own (a partial index on
+# its key), built in the background upkeep; smaller tenants are searched exactly. At most
+# MAX_TENANT_INDEXES per table: each one is a predicate the planner checks per query.
+TENANT_INDEX_AT = 10_000
+MAX_TENANT_INDEXES = 64
+TENANT_INDEX_WORK_MEM = "512MB"  # the graph of 100,000 384-d vectors is built in memory
 
 
 class PgDenseRetrieval:
@@ -42,11 +54,44 @@ class PgDenseRetrieval:
         if hit is not None and now - hit[0] < ttl:
             return hit[1]
         value = int(count())
+        self._counts.pop(key, None)
+        while len(self._counts) >= MAX_COUNTS:  # the oldest entry goes first
+            del self._counts[next(iter(self._counts))]
         self._counts[key] = (now, value)
         return value
 
     def forget_counts(self) -> None:
         self._counts.clear()
+
+    # -- a tenant's own index --------------------------------------------------------------
+    def has_own_index(self, dims: int) -> bool:
+        """Whether this tenant has a valid HNSW index of its own for `dims` (cached)."""
+        return bool(self._cached(("own_index", dims), lambda: self._pool.run(
+            lambda cur: tenant_index_state(cur, self._pool.tenant, dims) == "valid")))
+
+    def maintain(self, model_key: str) -> bool:
+        """One step of upkeep: build this tenant's own index when it has grown to need one.
+        True when an index was built (more may follow), False when nothing is to do."""
+        found = self._pool.read(
+            f"SELECT dims FROM {MEMORIES} WHERE tenant = %s AND embedding_model = %s "
+            "AND dims IS NOT NULL LIMIT 1", (self._pool.tenant, model_key))
+        if not found or self.has_own_index(int(found[0][0])):
+            return False
+        dims = int(found[0][0])
+        self._counts.pop("table_rows", None)
+        table = self._table_rows()
+        live = int(self._pool.read(  # counted far enough to tell both limits apart
+            f"SELECT count(*) FROM (SELECT 1 FROM {MEMORIES} WHERE tenant = %s AND dims = %s "
+            "AND superseded_by IS NULL LIMIT %s) x",
+            (self._pool.tenant, dims, max(TENANT_INDEX_AT, table // 2 + 1)))[0][0])
+        if live < TENANT_INDEX_AT or 2 * live >= table:
+            return False  # small (exact search is cheap) or most of the table (its index)
+        with self._pool.connection() as conn:
+            built = build_tenant_index(conn, self._pool.tenant, dims, TENANT_INDEX_WORK_MEM,
+                                       MAX_TENANT_INDEXES)
+        self._counts.pop(("own_index", dims), None)
+        return built
+
     def _scope_vectors(self, model_key: str, dims: int, scope: Scope) -> int:
         where, params = scope_sql(scope)
         return self._cached((model_key, dims, scope), lambda: self._pool.read(
@@ -79,6 +124,9 @@ class PgDenseRetrieval:
         use_index = indexed and in_scope > SMALL_SCOPE and (
             in_scope > EXACT_SCOPE or 2 * in_scope >= self._table_rows()
         )
+        # A tenant's own index serves the same query: the planner picks it (its predicate
+        # names the tenant) over the table-wide one, and it holds only the tenant's rows.
+        use_index = use_index or in_scope > EXACT_SCOPE and self.has_own_index(dims)
         if use_index:
             for ef in self._ef_steps(limit):
                 rows = self._pool.run(

@@ -288,7 +288,8 @@ class PostgresStore(Store):
         self._write(update)
 
     def maintain_index(self, model_key: str) -> bool:
-        return False  # HNSW is maintained by every insert: no background upkeep
+        # HNSW is maintained by every insert; the one upkeep is a large tenant's own index.
+        return self._search.maintain(model_key)
 
     def close(self) -> None:
         self._pool.close()
