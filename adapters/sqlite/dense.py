@@ -14,6 +14,7 @@ from tinycontext.ports.embedder import Vector
 from tinycontext.ports.store import Scope, Scored
 
 from . import ivf as sqlite_ivf
+from . import mirror_file
 from .connection import ConnectionPool
 from .ivf import CELL_BITS, COUNT_TTL_SECONDS, IvfIndex
 from .mirror import MAX_MIRROR_BYTES, MirrorUnusable, VectorMirror
@@ -29,6 +30,7 @@ MIN_RERANK = 64
 RERANK_FACTOR = 2
 RERANK_SCALE_ROWS = 20_000
 MAX_RERANK_FACTOR = 6
+MAX_SCOPE_COUNTS = 256  # cached scope sizes (scopes include session ids: bounded)
 
 
 def rerank_count(limit: int, rows: int) -> int:
@@ -89,7 +91,8 @@ class DenseRetrieval:
             self._mirrors.pop(model_id, None)
             return None
         if mirror is None:
-            mirror = self._mirrors.setdefault(model_id, VectorMirror(model_id))
+            mirror = self._mirrors.setdefault(model_id, VectorMirror(
+                model_id, mirror_file.path_for(self._pool.path, model_id)))
         try:
             mirror.sync(conn)
         except MirrorUnusable:
@@ -105,6 +108,9 @@ class DenseRetrieval:
         return rows * (dims + dims // 8 + 16) > MAX_MIRROR_BYTES
 
     def forget(self) -> None:
+        for mirror in list(self._mirrors.values()):  # the next process starts from a copy
+            if (mirror.size() or 0) >= mirror_file.MIN_ROWS:
+                mirror.persist()
         self._mirrors.clear()
 
     def _exact(
@@ -189,6 +195,9 @@ class DenseRetrieval:
             f"SELECT count(*) FROM vector_index v WHERE v.model_id = ?{where}",
             [model_id, *params],
         ).fetchone()[0])
+        self._scope_counts.pop(key, None)
+        while len(self._scope_counts) >= MAX_SCOPE_COUNTS:  # the oldest entry goes first
+            del self._scope_counts[next(iter(self._scope_counts))]
         self._scope_counts[key] = (now, count)
         return count
 

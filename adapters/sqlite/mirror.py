@@ -21,17 +21,22 @@ from __future__ import annotations
 import math
 import threading
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
 from tinycontext import native
 from tinycontext.ports.store import Scope
 
+from . import mirror_file
 from .hamming import hamming, smallest, word_bytes
+from .mirror_view import DEAD, View, code, empty, grow, scope_mask
 
 # Above this many bytes of codes and bits the store searches in SQL (IVF) instead: about
-# 430,000 vectors of 384 dimensions, far beyond an agent's memory but bounded all the same.
-MAX_MIRROR_BYTES = 192 * 1024 * 1024
+# 1,200,000 vectors of 384 dimensions (~545 bytes each in memory with the seq index), far
+# beyond an agent's memory but bounded all the same. It was 192 MB (430,000), where a store
+# of 1,000,000 searched in SQL: recall p95 ... ms (docs/benchmarks.md).
+MAX_MIRROR_BYTES = 512 * 1024 * 1024
 # Hamming candidates re-ranked by int8 codes: this many per pool slot at 20,000 vectors in
 # scope, growing with the square root of the scope (sign bits separate near neighbours less
 # well among more vectors), at most MAX_FACTOR. Measured recall@10 against exact at 100,000:
@@ -41,8 +46,6 @@ MAX_FACTOR = 16
 SCALE_ROWS = 20_000
 MIN_CANDIDATES = 64
 LOAD_CHUNK = 8192
-DEAD = 255
-NO_SESSION = -1
 
 
 def candidate_count(limit: int, rows: int) -> int:
@@ -50,33 +53,20 @@ def candidate_count(limit: int, rows: int) -> int:
     return max(MIN_CANDIDATES, int(factor * limit))
 
 
-@dataclass(frozen=True)
-class _View:
-    """What a search reads: slots [0, n) of arrays that later writes only extend or patch,
-    with the numbering of kinds and sessions those slots use. A reload builds a new view and
-    publishes it in one assignment, so a search never sees a half-built one."""
-
-    n: int
-    seqs: Any  # int64 (capacity,)
-    kinds: Any  # uint8 (capacity,), DEAD for removed slots
-    sessions: Any  # int32 (capacity,), NO_SESSION for none
-    bits: Any  # uint64 (words, capacity): one row per word, so Hamming runs column-wise
-    codes: Any  # int8 (capacity, dims)
-    kind_codes: dict[str, int]
-    session_codes: dict[str, int]
-
-
 class MirrorUnusable(Exception):
     """The rows cannot be mirrored (no codes yet, or mixed dimensions): search in SQL."""
 
 
 class VectorMirror:
-    def __init__(self, model_id: int) -> None:
+    def __init__(self, model_id: int, file: Path | None = None) -> None:
         self.model_id = model_id
         self._lock = threading.Lock()
         self._head = -1  # last vector_log id applied; -1 = not loaded
-        self._view: _View | None = None
+        self._view: View | None = None
         self._pos: dict[int, int] = {}  # seq -> slot of every live vector
+        self._file = file  # where a copy is kept between processes (mirror_file.py)
+        self._saved = -1  # the log head that copy holds
+        self._saving = threading.Lock()  # one writer of the copy at a time
 
     def size(self) -> int | None:
         """Vectors held, or None before the first load."""
@@ -85,28 +75,81 @@ class VectorMirror:
     # -- keeping in step with the file ---------------------------------------------------
     def sync(self, conn: Any) -> None:
         with self._lock:
-            if self._head >= 0:
-                changes = conn.execute(
-                    "SELECT l.id, l.seq, v.model_id, v.kind, v.session_id, v.bits, v.codes "
-                    "FROM vector_log l LEFT JOIN vector_index v ON v.seq = l.seq "
-                    "WHERE l.id > ? ORDER BY l.id",
-                    (self._head,),
-                ).fetchall()
-                if not changes:
-                    return
-                if changes[0][0] == self._head + 1:
-                    for change in changes:
-                        self._apply(change[1], change[2:])
-                    self._head = changes[-1][0]
-                    view, live = self._view, len(self._pos)
-                    if view is None or view.n - live <= max(1024, live):  # dead slots
-                        return
+            if self._head < 0 and self._restore(conn):
+                return
+            if self._head >= 0 and self._catch_up(conn):
+                return
             self._load(conn)  # first use, a pruned log, or mostly dead slots
+        if (self.size() or 0) >= mirror_file.MIN_ROWS:  # keep a copy for the next process
+            threading.Thread(target=self.persist, name="mirror-copy", daemon=True).start()
+
+    def _catch_up(self, conn: Any) -> bool:
+        """Apply the log entries after the last one applied; False when a reload is due."""
+        changes = conn.execute(
+            "SELECT l.id, l.seq, v.model_id, v.kind, v.session_id, v.bits, v.codes "
+            "FROM vector_log l LEFT JOIN vector_index v ON v.seq = l.seq "
+            "WHERE l.id > ? ORDER BY l.id",
+            (self._head,),
+        ).fetchall()
+        if not changes:
+            return True
+        if changes[0][0] != self._head + 1:
+            return False
+        for change in changes:
+            self._apply(change[1], change[2:])
+        self._head = changes[-1][0]
+        view, live = self._view, len(self._pos)
+        return view is None or view.n - live <= max(1024, live)  # else: many dead slots
+
+    def _restore(self, conn: Any) -> bool:
+        """Start from the kept copy and the log since; False (nothing kept) on any doubt."""
+        np = native.numpy()
+
+        found = None if self._file is None else mirror_file.load(self._file, self.model_id, 5)
+        if found is None:
+            return False
+        meta, (seqs, kinds, sessions, bits, codes) = found
+        n = len(seqs)
+        view = replace(empty(len(bits), codes.shape[1], n + n // 4 + 64), n=n,
+                       kind_codes=dict(meta["kinds"]), session_codes=dict(meta["sessions"]))
+        view.seqs[:n], view.kinds[:n], view.sessions[:n] = seqs, kinds, sessions
+        view.bits[:, :n], view.codes[:n] = bits, codes
+        live = np.flatnonzero(kinds != DEAD)
+        self._view, self._head, self._saved = view, int(meta["head"]), int(meta["head"])
+        self._pos = dict(zip(seqs[live].tolist(), live.tolist(), strict=True))
+        try:
+            if self._catch_up(conn):
+                count, top = conn.execute(
+                    "SELECT count(*), coalesce(max(seq), 0) FROM vector_index WHERE model_id = ?",
+                    (self.model_id,)).fetchone()
+                if count == len(self._pos) and top == max(self._pos, default=0):
+                    return True
+        except MirrorUnusable:
+            pass
+        self._view, self._head, self._pos = None, -1, {}  # not this store's: load from SQL
+        return False
+
+    def persist(self) -> None:
+        """Write the kept copy if it is behind (a search may go on meanwhile: slots it patches
+        are applied again from the log on restore, new ones lie past the copy's end)."""
+        with self._saving:
+            with self._lock:
+                view, head = self._view, self._head
+                if view is None or self._file is None or head == self._saved:
+                    return
+                kinds, sessions = dict(view.kind_codes), dict(view.session_codes)
+            n = view.n
+            meta = {"model_id": self.model_id, "head": head, "kinds": kinds,
+                    "sessions": sessions}
+            if mirror_file.save(self._file, meta, [view.seqs[:n], view.kinds[:n],
+                                                   view.sessions[:n], view.bits[:, :n],
+                                                   view.codes[:n]]):
+                self._saved = head
 
     def _load(self, conn: Any) -> None:
         np = native.numpy()
 
-        view: _View | None = None
+        view: View | None = None
         pos: dict[int, int] = {}
         # One statement, so the log head and the rows come from the same snapshot. NOT
         # INDEXED: a table scan, not a lookup per row from the bits index (100k: 300 -> 140 ms).
@@ -126,17 +169,17 @@ class VectorMirror:
             if any(r[5] is None or len(r[5]) != dims for r in rows):
                 raise MirrorUnusable
             while view.n + len(rows) > len(view.seqs):
-                view = _grow(view)
+                view = grow(view)
             lo, hi = view.n, view.n + len(rows)
             view.seqs[lo:hi] = np.fromiter((r[1] for r in rows), np.int64, len(rows))
             view.sessions[lo:hi] = np.fromiter(
-                (_code(view.session_codes, r[3]) for r in rows), np.int32, len(rows))
+                (code(view.session_codes, r[3]) for r in rows), np.int32, len(rows))
             view.bits[:, lo:hi] = np.frombuffer(
                 b"".join(word_bytes(r[4]) for r in rows), np.uint64).reshape(len(rows), -1).T
             view.codes[lo:hi] = np.frombuffer(
                 b"".join(r[5] for r in rows), np.int8).reshape(len(rows), -1)
             view.kinds[lo:hi] = np.fromiter(
-                (_code(view.kind_codes, r[2]) for r in rows), np.uint8, len(rows))
+                (code(view.kind_codes, r[2]) for r in rows), np.uint8, len(rows))
             pos.update((r[1], slot) for slot, r in enumerate(rows, lo))
             view = replace(view, n=hi)
         self._pos = pos
@@ -164,15 +207,15 @@ class VectorMirror:
             raise MirrorUnusable
         if slot is None:
             if view.n == len(view.seqs):
-                view = _grow(view)
+                view = grow(view)
             slot = view.n
             view = replace(view, n=view.n + 1)
             self._pos[seq] = slot
         view.seqs[slot] = seq
-        view.sessions[slot] = _code(view.session_codes, session_id)
+        view.sessions[slot] = code(view.session_codes, session_id)
         view.bits[:, slot] = np.frombuffer(word_bytes(bits), dtype=np.uint64)
         view.codes[slot] = np.frombuffer(codes, dtype=np.int8)
-        view.kinds[slot] = _code(view.kind_codes, kind)  # last: the slot is live from here
+        view.kinds[slot] = code(view.kind_codes, kind)  # last: the slot is live from here
         self._view = view
 
     # -- search --------------------------------------------------------------------------
@@ -190,7 +233,7 @@ class VectorMirror:
         np = native.numpy()
 
         view = self._view
-        mask = None if view is None or view.n == 0 else _scope_mask(view, scope)
+        mask = None if view is None or view.n == 0 else scope_mask(view, scope)
         if view is None or mask is None:
             return [[] for _ in queries]
         n = view.n
@@ -213,7 +256,7 @@ class VectorMirror:
         return out
 
     @staticmethod
-    def _rescore(view: _View, slots: Any, query: bytes, limit: int) -> list[int]:
+    def _rescore(view: View, slots: Any, query: bytes, limit: int) -> list[int]:
         np = native.numpy()
 
         seqs = view.seqs[slots]
@@ -226,57 +269,7 @@ class VectorMirror:
         return [int(s) for s in seqs]
 
 
-def _allocate(bits: bytes, codes: bytes | None, capacity: int) -> _View:
+def _allocate(bits: bytes, codes: bytes | None, capacity: int) -> View:
     if codes is None or len(bits) >= 8192:  # Hamming distances must fit in uint16
         raise MirrorUnusable
-    return _empty(len(word_bytes(bits)) // 8, len(codes), max(64, capacity + capacity // 4))
-
-
-def _grow(view: _View) -> _View:
-    """Twice the capacity; the old arrays stay as they are for searches still reading them."""
-    n = view.n
-    grown = replace(
-        _empty(len(view.bits), view.codes.shape[1], 2 * len(view.seqs)), n=n,
-        kind_codes=view.kind_codes, session_codes=view.session_codes,
-    )
-    grown.seqs[:n], grown.kinds[:n], grown.sessions[:n] = (
-        view.seqs[:n], view.kinds[:n], view.sessions[:n])
-    grown.bits[:, :n], grown.codes[:n] = view.bits[:, :n], view.codes[:n]
-    return grown
-
-
-def _empty(words: int, dims: int, capacity: int) -> _View:
-    np = native.numpy()
-
-    return _View(
-        0, np.zeros(capacity, np.int64), np.full(capacity, DEAD, np.uint8),
-        np.full(capacity, NO_SESSION, np.int32), np.zeros((words, capacity), np.uint64),
-        np.zeros((capacity, dims), np.int8), {}, {},
-    )
-
-
-def _code(codes: dict[str, int], value: str | None) -> int:
-    """A small integer for a kind or session id (NO_SESSION for none), numbered on first use."""
-    if value is None:
-        return NO_SESSION
-    known = codes.get(value)
-    if known is None:
-        known = codes[value] = len(codes)
-    return known
-
-
-def _scope_mask(view: _View, scope: Scope) -> Any:
-    """The live slots in scope, or None when no slot can be (unknown kind or session)."""
-    kind = view.kind_codes.get(scope.kind)
-    if kind is None:
-        return None
-    n = view.n
-    mask = view.kinds[:n] == kind
-    if scope.session_id is not None:
-        session = view.session_codes.get(scope.session_id)
-        if session is None:
-            return None
-        mask &= view.sessions[:n] == session
-    elif scope.exact:
-        mask &= view.sessions[:n] == NO_SESSION
-    return mask
+    return empty(len(word_bytes(bits)) // 8, len(codes), max(64, capacity + capacity // 4))
