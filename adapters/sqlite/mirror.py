@@ -33,10 +33,11 @@ from .hamming import hamming, smallest, word_bytes
 from .mirror_view import DEAD, View, code, empty, grow, scope_mask
 
 # Above this many bytes of codes and bits the store searches in SQL (IVF) instead: about
-# 1,200,000 vectors of 384 dimensions (~545 bytes each in memory with the seq index), far
-# beyond an agent's memory but bounded all the same. It was 192 MB (430,000), where a store
-# of 1,000,000 searched in SQL: recall p95 ... ms (docs/benchmarks.md).
-MAX_MIRROR_BYTES = 512 * 1024 * 1024
+# 430,000 vectors of 384 dimensions, far beyond an agent's memory but bounded all the same.
+# Not raised for 1,000,000: one query's Hamming pass over every vector took 0.12 s there
+# and a save's 32 near-duplicate lookups 7.6 s (numpy, loaded 2-core machine), where the
+# IVF cells in SQL read a few thousand rows (docs/benchmarks.md, "One million memories").
+MAX_MIRROR_BYTES = 192 * 1024 * 1024
 # Hamming candidates re-ranked by int8 codes: this many per pool slot at 20,000 vectors in
 # scope, growing with the square root of the scope (sign bits separate near neighbours less
 # well among more vectors), at most MAX_FACTOR. Measured recall@10 against exact at 100,000:

@@ -1,8 +1,8 @@
 """A file copy of a large vector mirror, so a fresh process answers its first recall quickly.
 
-Loading a mirror from SQL reads every `vector_index` row through Python: seconds at
-1,000,000 vectors, where numpy reads the same arrays (~450 MB) back from a file in a fraction
-of that. The copy sits next to the store (`<store>-mirror<model id>`, owner-only) and is
+Loading a mirror from SQL reads every `vector_index` row through Python: a store's first
+search at 120,000 vectors took 2.4 s that way and 0.97 s from this copy (loaded 2-core
+machine; the mirror holds up to ~430,000 vectors, ~190 MB of arrays). The copy sits next to the store (`<store>-mirror<model id>`, owner-only) and is
 written after a mirror was loaded from SQL and when a store closes with changes since; a
 fresh process restores it, then applies the `vector_log` entries written since, exactly as a
 running mirror catches up between searches. It is a cache: no file, another format, another
