@@ -1,0 +1,339 @@
+"""PostgreSQL with many tenants in one table: a tenant's recall latency and dense fidelity.
+
+Layouts (default 1000x1000 and 10x100000: tenants x memories each) are loaded into one
+`memories` table per layout (a fresh database each). Texts are 100,000 distinct 15-40 word
+conversational texts of benchmarks/realistic.py, shared by the tenants (tenant t starts at
+text t x memories-each); vectors are the real model's for the first --real-texts texts and
+noisy combinations of two of those for every other row (as benchmark_million.py makes them),
+token bits borrowed from a source text. The first batch goes in through `PostgresStore.add`
+(which creates the schema); the rest is copied in with the store's own tsvector literals.
+
+The table-wide HNSW index is dropped for the load and not rebuilt (building it over
+1,000,000 rows with the store's options takes far longer than the load): no tenant below
+half of the table uses it for long. It comes back short for such a tenant (it filters
+after its search: ~ef_search x the tenant's share of rows), and the store then searches
+exactly. Measured per layout, for --sample tenants:
+  - "before": no tenant has an index of its own (what this code did with the table-wide
+    index, minus its wasted probes: exact cosine over the tenant's vectors);
+  - "after": the store's upkeep has run for every sampled tenant (a tenant with
+    TENANT_INDEX_AT vectors gets a partial HNSW index on its key; smaller ones stay exact).
+Each: recall through the service (query embedding included) p50/p95, the dense retriever
+alone p50/p95, and its recall@10 against exact cosine over that tenant's stored vectors.
+
+    python benchmarks/benchmark_pg_tenants.py --json-out pg_tenants.json
+    python benchmarks/benchmark_pg_tenants.py --layouts 100x1000 --sample 5   # quick
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+import uuid
+from pathlib import Path
+from typing import Any
+
+if __package__ in (None, ""):
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from benchmarks._common import (  # noqa: E402
+    Progress,
+    RecordingEmbedder,
+    add_common_arguments,
+    machine_info,
+    machine_line,
+    make_config,
+    make_embedder,
+    print_table,
+    settings,
+    throwaway_dir,
+    warn_if_busy,
+    write_json,
+)
+from benchmarks.benchmark_million import (  # noqa: E402
+    combined_vectors,
+    real_documents,
+    row_of,
+    stored_items,
+)
+from benchmarks.benchmark_pg import APP_ROLE, start_postgres  # noqa: E402
+from benchmarks.benchmark_speed import DEFAULT_DATA, overlap_at_k  # noqa: E402
+from benchmarks.metrics import mean, percentile  # noqa: E402
+
+LOAD_BATCH = 1000
+TARGETS = {"recall_p95_ms": 50.0, "dense_recall_at_10": 0.95}
+
+
+def parse_layout(text: str) -> list[tuple[int, int]]:
+    out = []
+    for part in text.split(","):
+        tenants, _, each = part.strip().lower().partition("x")
+        out.append((int(tenants), int(each)))
+    return out
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--layouts", type=parse_layout,
+                        default=parse_layout("1000x1000,10x100000"),
+                        help="tenants x memories each, comma separated")
+    parser.add_argument("--sample", type=int, default=10, help="tenants measured per layout")
+    parser.add_argument("--queries", type=int, default=20, help="timed recalls per tenant")
+    parser.add_argument("--warmup", type=int, default=3, help="untimed recalls per tenant")
+    parser.add_argument("--real-texts", type=int, default=4000)
+    parser.add_argument("--noise", type=float, default=0.35)
+    parser.add_argument("--texts", type=int, default=100_000,
+                        help="distinct texts prepared (tenants share them; default 100,000)")
+    parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--data", type=Path, default=DEFAULT_DATA, help="LoCoMo file")
+    add_common_arguments(parser)
+    return parser.parse_args(argv)
+
+
+def fresh_database(admin_url: str, app_url: str, name: str) -> str:
+    """A new database owned by the benchmark role, with pgvector; its store URL."""
+    import psycopg
+
+    with psycopg.connect(admin_url, autocommit=True) as conn:
+        conn.execute(f"CREATE DATABASE {name} OWNER {APP_ROLE}")
+    with psycopg.connect(admin_url.replace("/postgres?", f"/{name}?"), autocommit=True) as conn:
+        conn.execute("CREATE EXTENSION vector")
+    return app_url.replace("/tinycontext_bench?", f"/{name}?")
+
+
+def text_rows(first: list[str], texts: Any, count: int, tokenizer: Any,
+              progress: Progress) -> list[tuple[str, int, str, str]]:
+    """(content, tokens, terms literal, recall literal) of `count` distinct texts, the
+    literals tagged for tenant-00000 (another tenant's tag replaces it: lexemes hold only
+    letters and digits, so the tag appears nowhere else)."""
+    from tinycontext.adapters.postgres.text import (
+        recall_tsvector_literal,
+        tenant_tag,
+        tsvector_literal,
+    )
+
+    tag = tenant_tag("tenant-00000")
+    out = []
+    for i in range(count):
+        text = first[i] if i < len(first) else next(texts)
+        out.append((text, tokenizer.count(text), tsvector_literal(text, tag),
+                    recall_tsvector_literal(text, None, tag)))
+        progress.tick(f"prepared {i + 1:,}/{count:,} texts")
+    return out
+
+
+def load(url: str, admin_url: str, layout: tuple[int, int], matrix: Any, made: list[Any],
+         rows_of_text: list[tuple[str, int, str, str]], key: str, tokenizer: Any,
+         progress: Progress) -> dict[str, Any]:
+    """The store creates its schema with the first tenant's first batch; the rest is copied
+    in as the store writes it (its own tsvector literals, the vector's text form), by COPY
+    as the database owner: row-level security admits no COPY FROM, and row-by-row inserts
+    ran at ~300/s on this loaded machine (1,000,000 rows would take an hour). Tenants share
+    the prepared texts (tenant t starts at text t x memories-each, wrapping around); every
+    row has its own vector."""
+    import numpy as np
+    import psycopg
+
+    from tinycontext.adapters.postgres.schema import dense_index_name
+    from tinycontext.adapters.postgres.store import PostgresStore
+    from tinycontext.adapters.postgres.text import tenant_tag
+    from tinycontext.domain.memory import ref_of
+
+    tenants, each = layout
+    pool = len(rows_of_text)
+    rng = np.random.default_rng(1)
+    started = time.perf_counter()
+    store = PostgresStore(url, tenant="tenant-00000")  # creates the schema and the index
+    head = min(each, LOAD_BATCH, len(made))
+    store.add(stored_items([r[0] for r in rows_of_text[:head]], matrix[:head],
+                           [b for _, b in made[:head]], 0, key, tokenizer))
+    store.close()
+    tag0 = tenant_tag("tenant-00000")
+    with psycopg.connect(admin_url, autocommit=True) as conn:
+        conn.execute(f"DROP INDEX tinycontext.{dense_index_name(matrix.shape[1])}")
+        conn.execute("CREATE TEMP TABLE incoming (tenant text COLLATE \"C\", id text "
+                     "COLLATE \"C\", terms text, recall text)")
+        done = head
+        for t in range(tenants):
+            tenant, tag = f"tenant-{t:05d}", tenant_tag(f"tenant-{t:05d}")
+            for start in range(head if t == 0 else 0, each, 5 * LOAD_BATCH):
+                span = range(t * each + start, t * each + min(each, start + 5 * LOAD_BATCH))
+                # The vector's text form from integers (exact for the 1e-8 grid the matrix
+                # was rounded to): formatting 384 floats a row cost ~1 ms here.
+                grid = np.rint(matrix[span.start:span.stop] * 1e8).astype(np.int64).tolist()
+                with conn.transaction():
+                    with conn.cursor().copy(
+                        "COPY tinycontext.memories (tenant, id, ref, content, kind, created_at, "
+                        "content_tokens, embedding, dims, embedding_model, token_bits) "
+                        "FROM STDIN"
+                    ) as copy:
+                        for n, values in zip(span, grid, strict=True):
+                            text, tokens = rows_of_text[n % pool][:2]
+                            bits = made[n if n < len(made) else int(rng.integers(len(made)))][1]
+                            memory_id = str(uuid.UUID(int=n + 1, version=4))
+                            stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ",
+                                                  time.gmtime(1_600_000_000 + n * 60))
+                            copy.write_row((
+                                tenant, memory_id, ref_of(memory_id), text, "episodic", stamp,
+                                tokens, "[" + "e-8,".join(map(str, values)) + "e-8]",
+                                len(values), key, bits,
+                            ))
+                    with conn.cursor().copy("COPY incoming FROM STDIN") as copy:
+                        for n in span:
+                            _, _, terms, recall = rows_of_text[n % pool]
+                            copy.write_row((tenant, str(uuid.UUID(int=n + 1, version=4)),
+                                            terms.replace(tag0, tag), recall.replace(tag0, tag)))
+                    conn.execute(
+                        "INSERT INTO tinycontext.memory_terms (seq, tenant, terms, recall) "
+                        "SELECT m.seq, m.tenant, i.terms::tsvector, i.recall::tsvector "
+                        "FROM incoming i JOIN tinycontext.memories m "
+                        "ON m.tenant = i.tenant AND m.id = i.id")
+                    conn.execute("TRUNCATE incoming")
+                done += len(span)
+                progress.tick(f"loaded {done:,}/{tenants * each:,} "
+                              f"({done / (time.perf_counter() - started):,.0f}/s)")
+        load_s = time.perf_counter() - started
+        conn.execute("VACUUM ANALYZE tinycontext.memories")
+        conn.execute("VACUUM ANALYZE tinycontext.memory_terms")
+    return {"load_s": load_s, "rows": tenants * each}
+
+
+def measure(url: str, layout: tuple[int, int], sample: list[int], matrix: Any,
+            embedder: Any, queries: list[str], query_vectors: list[bytes],
+            args: argparse.Namespace, progress: Progress, label: str) -> dict[str, Any]:
+    from tinycontext.adapters.postgres.connection import SharedPgPool
+    from tinycontext.adapters.postgres.store import PostgresStore
+    from tinycontext.container import build_service
+    from tinycontext.domain.recall import candidate_pool
+    from tinycontext.ports.store import Scope
+
+    _, each = layout
+    shared = SharedPgPool(url)
+    config = make_config(Path("/nonexistent/unused.db"), args.model, **settings(args))
+    recall_ms, dense_ms, overlaps, own = [], [], [], 0
+    for n, t in enumerate(sample):
+        store = PostgresStore(shared, tenant=f"tenant-{t:05d}")
+        service = build_service(config, store=store, embedder=embedder, background=False)
+        own += int(store._search.has_own_index(matrix.shape[1]))  # noqa: SLF001 - reporting
+        mine = matrix[t * each:(t + 1) * each]
+        pool, scope = candidate_pool(config.recall_top_k), Scope("episodic")
+        picked = [(n * 7 + i) % len(queries) for i in range(args.warmup + args.queries)]
+        for i in picked[:args.warmup]:
+            service.recall_memories(queries[i])
+        for i in picked[args.warmup:]:
+            started = time.perf_counter()
+            service.recall_memories(queries[i])
+            recall_ms.append((time.perf_counter() - started) * 1000)
+            started = time.perf_counter()
+            hits = store.nearest(query_vectors[i], service.model_key, scope, pool)
+            dense_ms.append((time.perf_counter() - started) * 1000)
+            approx = [row_of(h.memory.id) - t * each for h in hits[:10]]
+            overlaps.append(overlap_at_k(mine, len(mine), query_vectors[i], approx, 10))
+        service.close()
+        progress(f"{label}: tenant {t}: dense recall@10 {mean(overlaps[-args.queries:]):.3f}")
+    shared.close()
+    return {
+        "tenants_with_own_index": own,
+        "recall_ms": {"p50": percentile(recall_ms, 50), "p95": percentile(recall_ms, 95)},
+        "dense_ms": {"p50": percentile(dense_ms, 50), "p95": percentile(dense_ms, 95)},
+        "dense_recall_at_10_vs_exact": mean(overlaps),
+        "dense_recall_at_10_min": min(overlaps),
+    }
+
+
+def upkeep(url: str, sample: list[int], key: str, progress: Progress) -> list[float]:
+    """The store's background upkeep for each sampled tenant; seconds of each step taken."""
+    from tinycontext.adapters.postgres.connection import SharedPgPool
+    from tinycontext.adapters.postgres.store import PostgresStore
+
+    shared = SharedPgPool(url)
+    steps = []
+    for t in sample:
+        store = PostgresStore(shared, tenant=f"tenant-{t:05d}")
+        started = time.perf_counter()
+        while store.maintain_index(key):
+            steps.append(time.perf_counter() - started)
+            progress(f"tenant {t}: own index built in {steps[-1]:.0f} s")
+            started = time.perf_counter()
+    shared.close()
+    return steps
+
+
+def run(args: argparse.Namespace) -> dict[str, Any]:
+    import numpy as np
+
+    from benchmarks.realistic import RealisticText
+
+    progress = Progress("pg-tenants", args.quiet)
+    warn_if_busy(progress)
+    source = RealisticText(args.data)
+    texts = source.memory_texts(args.seed)
+    queries = source.questions(args.queries + args.warmup + 40, seed=args.seed + 1)
+    results: dict[str, Any] = {"layouts": []}
+    with throwaway_dir("pg-tenants") as folder:
+        embedder = RecordingEmbedder(make_embedder(args.model, folder / "models"))
+        embedder.inner.embed(["load the model before timing"])
+        key, tokenizer, first, made = real_documents(args, folder, embedder.inner, texts,
+                                                     progress)
+        real = np.stack([np.frombuffer(v, "<f4") for v, _ in made])
+        largest = max(t * e for t, e in args.layouts)
+        # On a 1e-8 grid, so the rows copied in as text hold exactly these values.
+        matrix = (np.rint(combined_vectors(real, largest, args.noise, args.seed) * 1e8)
+                  / 1e8).astype(np.float32)
+        rows_of_text = text_rows(first, texts, min(largest, args.texts), tokenizer, progress)
+        config = make_config(folder / "unused.db", args.model, **settings(args))
+        query_vectors = embedder.inner.embed([config.dense_query_prefix + q for q in queries])
+        app_url, server = start_postgres(folder, None)
+        admin = server.get_uri()
+        try:
+            for n, layout in enumerate(args.layouts):
+                tenants, each = layout
+                name = f"tc_layout_{n}"
+                url = fresh_database(admin, app_url, name)
+                progress(f"layout {tenants:,} x {each:,}: loading")
+                loaded = load(url, admin.replace("/postgres?", f"/{name}?"), layout, matrix,
+                              made, rows_of_text, key, tokenizer, progress)
+                step = max(1, tenants // args.sample)
+                sample = list(range(0, tenants, step))[:args.sample]
+                before = measure(url, layout, sample, matrix, embedder, queries, query_vectors,
+                                 args, progress, "before")
+                builds = upkeep(url, sample, key, progress)
+                after = measure(url, layout, sample, matrix, embedder, queries, query_vectors,
+                                args, progress, "after")
+                results["layouts"].append({
+                    "tenants": tenants, "memories_each": each, **loaded,
+                    "sampled_tenants": len(sample), "own_index_builds_s": builds,
+                    "before": before, "after": after,
+                })
+        finally:
+            server.cleanup()
+    return results
+
+
+def report(results: dict[str, Any]) -> None:
+    rows = []
+    for layout in results["layouts"]:
+        for phase in ("before", "after"):
+            r = layout[phase]
+            rows.append([
+                f"{layout['tenants']:,} x {layout['memories_each']:,}", phase,
+                r["tenants_with_own_index"], r["recall_ms"]["p50"], r["recall_ms"]["p95"],
+                r["dense_ms"]["p50"], r["dense_ms"]["p95"], r["dense_recall_at_10_vs_exact"],
+                r["recall_ms"]["p95"] <= TARGETS["recall_p95_ms"]
+                and r["dense_recall_at_10_vs_exact"] >= TARGETS["dense_recall_at_10"],
+            ])
+    print_table(["layout", "phase", "own indexes", "recall p50", "recall p95", "dense p50",
+                 "dense p95", "dense recall@10", "target met"], rows,
+                f"PostgreSQL tenants (ms), {machine_line(machine_info())}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    results = run(args)
+    report(results)
+    write_json(args.json_out, "pg_tenants", args, results)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
