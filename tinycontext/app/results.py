@@ -21,7 +21,15 @@ def join_notices(*parts: str | None) -> str | None:
     return text or None
 
 
+_LEAVES = frozenset({str, int, float, bool, type(None)})
+# Per result class: (field name, left out when absent) in field order, built on first use
+# (to_dict runs for every list entry a transport returns: fields() each time cost ~4x).
+_LAYOUTS: dict[type, tuple[tuple[str, bool], ...]] = {}
+
+
 def _plain(value: object) -> object:
+    if type(value) in _LEAVES:
+        return value
     if isinstance(value, Result):
         return value.to_dict()
     if isinstance(value, tuple):
@@ -37,12 +45,16 @@ class Result:
     OPTIONAL: ClassVar[frozenset[str]] = frozenset()
 
     def to_dict(self) -> dict[str, Any]:
+        layout = _LAYOUTS.get(type(self))
+        if layout is None:
+            layout = tuple((f.name, f.name in self.OPTIONAL) for f in fields(self))
+            _LAYOUTS[type(self)] = layout
         out: dict[str, Any] = {}
-        for f in fields(self):
-            value = getattr(self, f.name)
-            if f.name in self.OPTIONAL and (value is None or value == ()):
+        for name, optional in layout:
+            value = getattr(self, name)
+            if optional and (value is None or value == ()):
                 continue
-            out[f.name] = _plain(value)
+            out[name] = value if type(value) in _LEAVES else _plain(value)
         return out
 
     def with_notice(self: R, notice: str | None) -> R:
