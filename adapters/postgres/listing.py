@@ -80,3 +80,14 @@ def browse(pool: PgPool, search: PgRetrieval, tenant: str, tag: str, query: List
         return Page(hits, total)
 
     return pool.run(page)
+
+
+def session_counts(pool: PgPool, tenant: str, limit: int) -> list[tuple[str, int]]:
+    """A tenant's live memories per session, largest first (ties by name)."""
+    rows = pool.read(
+        f"SELECT session_id, count(*) AS n FROM {MEMORIES} WHERE tenant = %s "
+        "AND superseded_by IS NULL AND session_id IS NOT NULL "
+        "GROUP BY session_id ORDER BY n DESC, session_id LIMIT %s",
+        (tenant, limit),
+    )
+    return [(str(name), int(n)) for name, n in rows]

@@ -173,6 +173,9 @@ class PostgresStore(Store):
     def browse(self, query: ListQuery) -> Page:
         return listing.browse(self._pool, self._search, self.tenant, self._tag, query)
 
+    def session_counts(self, limit: int) -> list[tuple[str, int]]:
+        return listing.session_counts(self._pool, self.tenant, limit)
+
     def session_exists(self, session_id: str) -> bool:
         return bool(self._pool.read(
             f"SELECT 1 FROM {SESSIONS} WHERE tenant = %s AND session_id = %s",
