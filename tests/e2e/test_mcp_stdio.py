@@ -146,7 +146,7 @@ def test_stdout_carries_nothing_but_protocol(tmp_path: Path) -> None:
     assert "DEBUG" in stderr or "INFO" in stderr  # logging happened, on stderr
 
 
-def test_first_recall_arrives_quickly_after_process_start(tmp_path: Path) -> None:
+def test_a_fresh_process_answers_its_first_recall(tmp_path: Path) -> None:
     async def main() -> float:
         started = time.perf_counter()
         async with Client(_params(tmp_path)) as client:
@@ -155,8 +155,9 @@ def test_first_recall_arrives_quickly_after_process_start(tmp_path: Path) -> Non
             return time.perf_counter() - started
 
     elapsed = anyio.run(main)
-    # The target on a developer machine is 2.5 s; the bound leaves room for loaded CI hosts.
-    assert elapsed < 6.0, elapsed
+    # Only a hang guard: how fast the first answer comes is a benchmark figure
+    # (benchmark_speed.py, "fresh process"), not a test that a loaded machine can fail.
+    assert elapsed < 60.0, elapsed
 
 
 def test_stdio_refuses_hosted_mode(tmp_path: Path) -> None:
