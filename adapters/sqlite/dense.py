@@ -16,7 +16,7 @@ from tinycontext.ports.store import Scope, Scored
 from . import ivf as sqlite_ivf
 from . import mirror_file
 from .connection import ConnectionPool
-from .ivf import CELL_BITS, COUNT_TTL_SECONDS, IvfIndex
+from .ivf import CELL_BITS, IvfIndex, count_ttl
 from .mirror import MAX_MIRROR_BYTES, MirrorUnusable, VectorMirror
 from .rows import COLUMNS, memory_from_row, padded, scope_sql
 
@@ -188,7 +188,7 @@ class DenseRetrieval:
         key = (model_id, scope)
         now = time.monotonic()
         cached = self._scope_counts.get(key)
-        if cached is not None and now - cached[0] < COUNT_TTL_SECONDS:
+        if cached is not None and now - cached[0] < count_ttl(cached[1]):
             return cached[1]
         where, params = scope_sql(scope, "v")
         count = int(conn.execute(

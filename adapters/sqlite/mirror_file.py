@@ -2,11 +2,12 @@
 
 Loading a mirror from SQL reads every `vector_index` row through Python: a store's first
 search at 120,000 vectors took 2.4 s that way and 0.97 s from this copy (loaded 2-core
-machine; the mirror holds up to ~430,000 vectors, ~190 MB of arrays). The copy sits next to the store (`<store>-mirror<model id>`, owner-only) and is
-written after a mirror was loaded from SQL and when a store closes with changes since; a
-fresh process restores it, then applies the `vector_log` entries written since, exactly as a
-running mirror catches up between searches. It is a cache: no file, another format, another
-model, a log pruned past it, or counts that disagree with the table mean a load from SQL.
+machine; the mirror holds up to ~430,000 vectors, ~190 MB of arrays). The copy sits next to
+the store (`<store>-mirror<model id>`, owner-only) and is written after a mirror was loaded
+from SQL and when a store closes with changes since; a fresh process restores it, then
+applies the `vector_log` entries written since, exactly as a running mirror catches up
+between searches. It is a cache: no file, another format, another model, a log pruned past
+it, or counts that disagree with the table mean a load from SQL.
 
 The arrays hold what `vector_index` holds (sign bits and int8 codes of the vectors); like the
 store's own freed pages they may keep a deleted memory's codes until the next rewrite.

@@ -53,3 +53,27 @@ def test_postgres_counts_stop_at_their_limit(monkeypatch: pytest.MonkeyPatch) ->
         ("scope", 2), ("scope", 3), ("scope", 4)]
     assert retrieval._cached(("scope", 4), count(99)) == 4  # still cached: not asked again
     assert asked == [0, 1, 2, 3, 4]
+
+
+def test_large_counts_are_kept_longer(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A count of a large store is reused for longer (it costs a scan and only sizes the
+    probe): 2 s up to 40,000 vectors, then 2 s per 40,000."""
+    assert sqlite_ivf.count_ttl(100) == sqlite_ivf.count_ttl(40_000) == 2.0
+    assert sqlite_ivf.count_ttl(1_000_000) == 50.0
+    index, asked = sqlite_ivf.IvfIndex(), []
+    now = [1000.0]
+    monkeypatch.setattr(sqlite_ivf.time, "monotonic", lambda: now[0])
+
+    class Conn:
+        def execute(self, sql: str, params: Any) -> Any:
+            asked.append(sql)
+            return self
+
+        def fetchone(self) -> tuple[int]:
+            return (1_000_000,)
+
+    assert index.rows(Conn(), 1) == 1_000_000
+    now[0] += 49.0
+    assert index.rows(Conn(), 1) == 1_000_000 and len(asked) == 1  # still the cached count
+    now[0] += 2.0
+    assert index.rows(Conn(), 1) == 1_000_000 and len(asked) == 2  # 51 s later: counted again

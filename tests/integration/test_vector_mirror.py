@@ -8,9 +8,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from tinycontext.adapters.sqlite import dense as sqlite_dense
 from tinycontext.adapters.sqlite import ivf as sqlite_ivf
 from tinycontext.adapters.sqlite import mirror as sqlite_mirror
-from tinycontext.adapters.sqlite import dense as sqlite_dense
 from tinycontext.adapters.sqlite.schema import SCHEMA_VERSION
 from tinycontext.adapters.sqlite.store import SqliteStore
 from tinycontext.domain.memory import Memory

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from tests.fakes import HashEmbedder
-from tinycontext.adapters.sqlite import ivf as sqlite_ivf
 from tinycontext.adapters.sqlite import dense as sqlite_dense
+from tinycontext.adapters.sqlite import ivf as sqlite_ivf
 from tinycontext.adapters.sqlite.store import SqliteStore
 from tinycontext.domain.memory import Memory
 from tinycontext.ports.store import NewMemory, Scope
