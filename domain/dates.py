@@ -30,7 +30,6 @@ MONTHS = {
 }
 _MONTH = "(" + "|".join(sorted(MONTHS, key=len, reverse=True)) + r")\.?"
 _YEAR = r"((?:19|20)\d\d)"
-_DAY = r"(\d{1,2})(?:st|nd|rd|th)?"
 # Every absolute form ends in a year or starts with one: find the years, then read the few
 # characters before each for a month and day. Scanning every position of every candidate's
 # text for a month name first cost ~0.4 ms a memory.
