@@ -133,17 +133,24 @@ def test_ask_shows_what_recall_returns(world, page):
     assert set(counts) == {0}  # asking here is not a recall
 
 
+def _ran_nothing(page) -> None:
+    # window.pwned starts afresh on every page load: check each page the content appears on.
+    assert page.evaluate("window.pwned") is None
+    assert page.dialogs == []
+    assert page.locator("img").count() == 0
+
+
 def test_hostile_content_runs_nothing(world, page):
     page.goto(world["base"] + "/memories?session=hostile&q=hostile")
     assert page.locator("table.memories tbody tr").count() == 3
+    _ran_nothing(page)
     for text in HOSTILE:
         mid = _id(world["service"], text.split()[-2] + " note")
         page.goto(f"{world['base']}/memory/{mid}")
         assert page.locator("pre.content-full").inner_text() == text  # shown as text
+        _ran_nothing(page)
     page.goto(world["base"] + "/ask?q=hostile+note")
-    assert page.evaluate("window.pwned") is None
-    assert page.dialogs == []
-    assert page.locator("img").count() == 0
+    _ran_nothing(page)
 
 
 def test_edit_then_delete_brings_the_old_version_back(world, page):

@@ -13,7 +13,7 @@ from tinycontext.adapters.sqlite import mirror as sqlite_mirror
 from tinycontext.adapters.sqlite import mirror_file
 from tinycontext.adapters.sqlite.store import SqliteStore
 
-from .test_vector_mirror import MODEL, _add, _ids, _vectors
+from .test_vector_mirror import _add, _ids, _vectors
 
 
 @pytest.fixture(autouse=True)
@@ -131,13 +131,21 @@ def test_a_damaged_copy_is_ignored(tmp_path: Path, monkeypatch: pytest.MonkeyPat
 def test_an_unwritable_folder_only_means_no_copy(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    monkeypatch.setattr(mirror_file, "MIN_ROWS", 10)  # large enough to keep a copy
     path = tmp_path / "m.db"
     nowhere = tmp_path / "missing-folder" / "copy"  # as for a read-only folder: open fails
-    monkeypatch.setattr(mirror_file, "path_for", lambda store, model_id: nowhere)
+    asked: list[Path] = []
+
+    def path_for(store: object, model_id: object) -> Path:
+        asked.append(nowhere)
+        return nowhere
+
+    monkeypatch.setattr(mirror_file, "path_for", path_for)
     store = SqliteStore(path)
     _add(store, _vectors(200), 0)
     _ids(store, _vectors(1)[0])
     store.close()  # no error: the next process loads from SQL
+    assert asked  # a copy was attempted
     assert not nowhere.parent.exists() and not list(tmp_path.glob("*.tmp"))
 
 
@@ -149,4 +157,3 @@ def test_small_mirrors_keep_no_copy(tmp_path: Path, monkeypatch: pytest.MonkeyPa
     _ids(store, _vectors(1)[0])
     store.close()
     assert not _copy_of(path).exists()
-    assert MODEL  # the model key the helpers store under
