@@ -1,5 +1,6 @@
-"""Moved to tinycontext/app/recalling.py (issue 14): edit the recall modes there. This path
-keeps working for code that imported it."""
+"""Moved to tinycontext/app/recalling.py (issue 14): edit the recall modes there. The names
+stay importable from here; the functions now take the application core (`MemoryService.core`)
+instead of the service."""
 
 from tinycontext.app.recalling import (
     PROFILE_POOL_LIMIT,

@@ -4,6 +4,7 @@ and memories in store order for export."""
 from __future__ import annotations
 
 from datetime import datetime, timedelta
+from typing import Any
 
 from tinycontext.domain.listing import ListQuery
 from tinycontext.domain.memory import Memory, format_timestamp
@@ -26,8 +27,8 @@ def _ceil_second(moment: datetime) -> str:
 def browse(pool: ConnectionPool, query: ListQuery) -> Page:
     """A page of memories filtered and sorted for listing (the Store port's browse)."""
     live = "NOT NULL" if query.superseded else "NULL"
-    joins, where, params = "", f" WHERE m.superseded_by IS {live}", []  # type: list[Any]
-    params = []
+    joins, where = "", f" WHERE m.superseded_by IS {live}"
+    params: list[Any] = []
     if query.search:
         joins = " JOIN memory_fts ON memory_fts.rowid = m.seq"
         where += " AND memory_fts MATCH ?"

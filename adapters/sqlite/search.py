@@ -11,6 +11,7 @@ from tinycontext.domain.text import fold, stem_groups
 from tinycontext.ports.store import Scope, Scored
 
 from .dense import DenseRetrieval, sign_bits
+from .pages import varint
 from .rows import COLUMNS, memory_from_row, padded, scope_sql
 
 __all__ = [  # the row helpers and sign bits are imported from here by older callers
@@ -28,18 +29,6 @@ RAREST_WORD_CAP = 4
 def fts5_idf(documents: int, rows: int) -> float:
     """FTS5's BM25 IDF (with its floor for words in more than half of the rows)."""
     return max(math.log((rows - documents + 0.5) / (documents + 0.5)), 1e-6)
-
-
-def _varint(data: bytes) -> int:
-    """The SQLite varint at the start of `data` (7 bits a byte, the 9th byte whole)."""
-    value = 0
-    for index, byte in enumerate(data[:9]):
-        if index == 8:
-            return (value << 8) | byte
-        value = (value << 7) | (byte & 0x7F)
-        if byte < 0x80:
-            break
-    return value
 
 
 
@@ -108,7 +97,7 @@ class Retrieval(DenseRetrieval):
             return 0.0
         # FTS5 keeps the row count in its averages record (a varint first): no count(*).
         record = self._pool.read("SELECT block FROM memory_fts_data WHERE id = 1")
-        rows = _varint(record[0][0]) if record and record[0][0] else 0
+        rows = varint(record[0][0], 0)[0] if record and record[0][0] else 0
         return sum(fts5_idf(min(df[fold(t)] for t in g), rows) for g in stemmed)
 
     def keyword_search(

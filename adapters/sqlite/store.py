@@ -256,6 +256,7 @@ class SqliteStore(Store):
         tokens: Mapping[str, bytes] | None = None,
     ) -> None:
         with self._pool.write() as conn:
+            known: dict[str, int] = {}  # one model id lookup for the whole batch
             for memory_id, vector in vectors:
                 if tokens and memory_id in tokens:
                     conn.execute(
@@ -271,7 +272,7 @@ class SqliteStore(Store):
                     f"SELECT {COLUMNS}, m.seq FROM memories m WHERE m.id = ?", (memory_id,)
                 ).fetchone()
                 if row is not None and row[8] is None:
-                    self._index_vector(conn, row[12], memory_from_row(row), vector)
+                    self._index_vector(conn, row[12], memory_from_row(row), vector, known)
 
     def export_page(
         self, after: int, limit: int, session_id: str | None

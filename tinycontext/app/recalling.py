@@ -169,12 +169,12 @@ def count_recalls(core: Core, memory_ids: list[str], now: str) -> str | None:
 
 def profile_pool(core: Core, framing: Framing = PROMPT_FRAMING) -> tuple[ProfileItem, ...]:
     """The newest profile memories that fit `profile_max_tokens`, attached to every recall."""
+    if core.config.profile_max_tokens == 0:
+        return ()  # profiles switched off: no store read on every recall
     query = listing.build_list_query(
         None, PROFILE, None, None, PROFILE_POOL_LIMIT, 0, "recent", None
     )
     profiles = [s.memory for s in core.store.browse(query).memories]
-    if core.config.profile_max_tokens == 0:
-        return ()
     limit = core.config.profile_max_tokens
     cut = budget_walk([core.cost(m, framing) for m in profiles], limit)
     # Unlike recall results, an oversized profile is not attached alone: it rides along with

@@ -57,11 +57,6 @@ def _read_item(index: int, raw: object) -> tuple[str, str]:
         raise type(exc)(f"memories[{index}]: {exc.message}") from exc
 
 
-def measure(core: Core, text: str, what: str = "content") -> int:
-    """The token count of memory content (Core.measure; kept for code that imported it)."""
-    return core.measure(text, what)
-
-
 def _stored_neighbours(
     core: Core, items: Sequence[tuple[str, str]], vectors: Sequence[bytes],
     session: str | None,

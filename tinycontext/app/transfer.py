@@ -24,10 +24,10 @@ from typing import IO, Any, Protocol, cast
 from tinycontext.domain.chains import Links, link_problems
 from tinycontext.domain.errors import TinyContextError
 from tinycontext.domain.memory import Memory
-from tinycontext.domain.secrets import redact
 from tinycontext.ports.store import NewMemory, Store
 
 from .core import Core
+from .redacting import redact_content
 from .transfer_format import ImportFormatError, parse_record, record
 
 __all__ = ["PAGE", "ImportFormatError", "ImportReport", "export_jsonl", "import_jsonl",
@@ -99,7 +99,6 @@ def _import_checked(
 ) -> ImportReport:
     store = core.store
     report = ImportReport()
-    redacting = core.config.redact_secrets
     pending: list[tuple[Memory, bytes | None]] = []
     pending_ids: set[str] = set()
 
@@ -120,13 +119,12 @@ def _import_checked(
         if memory.id in pending_ids or store.find(memory.id, is_ref=False):
             report.already_present += 1
             continue
-        if redacting:
-            # An export of an older store (or another tool's) may hold secrets: they are
-            # replaced as on save, and the vector, made from the secret, is made again.
-            found = redact(memory.content)
-            if found.kinds:
-                memory, vector = replace(memory, content=found.text, embedding_model=None), None
-                report.redacted += 1
+        # An export of an older store (or another tool's) may hold secrets: they are
+        # replaced as on save, and the vector, made from the secret, is made again.
+        found = redact_content(core.config, memory.content)
+        if found.kinds:
+            memory, vector = replace(memory, content=found.text, embedding_model=None), None
+            report.redacted += 1
         pending.append((memory, vector))
         pending_ids.add(memory.id)
         if len(pending) >= batch_size:
@@ -137,8 +135,7 @@ def _import_checked(
 
 def _check_size(core: Core, content: str) -> None:
     """The content as it will be stored (secrets replaced) is within max_memory_tokens."""
-    if core.config.redact_secrets:
-        content = redact(content).text
+    content = redact_content(core.config, content).text
     try:
         core.measure(content)
     except TinyContextError as exc:
