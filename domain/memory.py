@@ -29,6 +29,14 @@ def format_timestamp(moment: datetime) -> str:
     return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
+def format_timestamp_ceil(moment: datetime) -> str:
+    """`format_timestamp` rounded up to the whole second: stored times have whole seconds,
+    so a `since` bound of 10:00:00.5 must not match a memory saved at 10:00:00."""
+    if moment.microsecond:
+        moment = moment.replace(microsecond=0) + timedelta(seconds=1)
+    return format_timestamp(moment)
+
+
 @dataclass(frozen=True, slots=True)
 class Memory:
     """One stored memory as the engine sees it (the embedding stays in the store)."""

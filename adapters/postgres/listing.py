@@ -3,11 +3,10 @@ search's keyword scores over the tsvector terms."""
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta
 from typing import Any
 
 from tinycontext.domain.listing import ListQuery
-from tinycontext.domain.memory import format_timestamp
+from tinycontext.domain.memory import format_timestamp, format_timestamp_ceil
 from tinycontext.ports.store import Page, Scored
 
 from .connection import PgPool
@@ -15,12 +14,6 @@ from .search import COLUMNS, MEMORIES, TERMS, PgRetrieval, memory_from_row
 from .text import all_query, group_query, query_groups
 
 DF_CAP = 12_001  # document frequencies for list search's scores are counted up to this
-
-
-def _ceil_second(moment: datetime) -> str:
-    if moment.microsecond:
-        moment = moment.replace(microsecond=0) + timedelta(seconds=1)
-    return format_timestamp(moment)
 
 
 def browse(pool: PgPool, search: PgRetrieval, tenant: str, tag: str, query: ListQuery) -> Page:
@@ -48,7 +41,7 @@ def browse(pool: PgPool, search: PgRetrieval, tenant: str, tag: str, query: List
         params.append(query.kind)
     if query.since is not None:
         where += " AND m.created_at >= %s"
-        params.append(_ceil_second(query.since))
+        params.append(format_timestamp_ceil(query.since))
     if query.until is not None:
         where += " AND m.created_at <= %s"
         params.append(format_timestamp(query.until))

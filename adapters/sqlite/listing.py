@@ -3,11 +3,10 @@ and memories in store order for export."""
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta
 from typing import Any
 
 from tinycontext.domain.listing import ListQuery
-from tinycontext.domain.memory import Memory, format_timestamp
+from tinycontext.domain.memory import Memory, format_timestamp, format_timestamp_ceil
 from tinycontext.ports.embedder import Vector
 from tinycontext.ports.store import Page, Scored
 
@@ -16,12 +15,6 @@ from .rows import COLUMNS, memory_from_row
 from .search import fts_all_last_prefix
 
 LIST_BM25 = "bm25(memory_fts, 1.0, 0.0, 0.0)"  # list search ranks by the words as written
-
-
-def _ceil_second(moment: datetime) -> str:
-    if moment.microsecond:
-        moment = moment.replace(microsecond=0) + timedelta(seconds=1)
-    return format_timestamp(moment)
 
 
 def browse(pool: ConnectionPool, query: ListQuery) -> Page:
@@ -48,7 +41,7 @@ def browse(pool: ConnectionPool, query: ListQuery) -> Page:
         params.append(query.kind)
     if query.since is not None:
         where += f" AND {plain}created_at >= ?"
-        params.append(_ceil_second(query.since))
+        params.append(format_timestamp_ceil(query.since))
     if query.until is not None:
         where += f" AND {plain}created_at <= ?"
         params.append(format_timestamp(query.until))

@@ -18,6 +18,7 @@ from tinycontext.domain.memory import (
     check_session_id,
     clean_content,
     format_timestamp,
+    format_timestamp_ceil,
     parse_instant,
     parse_memory_key,
     ref_of,
@@ -44,6 +45,20 @@ def test_format_timestamp():
     plus2 = timezone(timedelta(hours=2))
     assert format_timestamp(datetime(2026, 1, 1, 1, 0, tzinfo=plus2)) == "2025-12-31T23:00:00Z"
     assert format_timestamp(datetime(2026, 7, 31, 10, 15)) == "2026-07-31T10:15:00Z"  # naive = UTC
+
+
+def test_format_timestamp_ceil_rounds_a_fraction_up():
+    assert format_timestamp_ceil(datetime(2026, 7, 31, 10, 15, 7, 1, tzinfo=UTC)) == (
+        "2026-07-31T10:15:08Z"
+    )
+    # A whole second stays; the carry crosses minute, day and year; offsets go to UTC first.
+    assert format_timestamp_ceil(datetime(2026, 7, 31, 10, 15, 7)) == "2026-07-31T10:15:07Z"
+    last = datetime(2026, 12, 31, 23, 59, 59, 500000, tzinfo=UTC)
+    assert format_timestamp_ceil(last) == "2027-01-01T00:00:00Z"
+    plus2 = timezone(timedelta(hours=2))
+    assert format_timestamp_ceil(datetime(2026, 1, 1, 1, 0, 0, 5, tzinfo=plus2)) == (
+        "2025-12-31T23:00:01Z"
+    )
 
 
 # -- parse_memory_key --------------------------------------------------------------------------

@@ -1,13 +1,11 @@
 """The small matching helpers of the in-memory store: cosine of packed vectors, newest-first
-sort keys, timestamp rounding and word-phrase counts."""
+sort keys and word-phrase counts."""
 
 from __future__ import annotations
 
 from array import array
 from collections.abc import Sequence
-from datetime import datetime, timedelta
 
-from tinycontext.domain.memory import format_timestamp
 from tinycontext.ports.embedder import Vector
 
 
@@ -20,11 +18,6 @@ def desc(text: str) -> str:
     # Sort key that orders ISO timestamps newest first inside an ascending sort.
     return "".join(chr(0x10FFFF - ord(c)) for c in text)
 
-
-def ceil(moment: datetime) -> str:
-    if moment.microsecond:
-        moment = moment.replace(microsecond=0) + timedelta(seconds=1)
-    return format_timestamp(moment)
 
 
 def phrase_count(tokens: list[str], phrase: Sequence[str], prefix: bool = False) -> int:

@@ -12,7 +12,7 @@ from dataclasses import replace
 from tinycontext.domain.context import KEYWORD_CONTEXT_WEIGHT
 from tinycontext.domain.errors import MemoryAlreadySupersededError
 from tinycontext.domain.listing import ListQuery
-from tinycontext.domain.memory import Memory, format_timestamp, ref_of
+from tinycontext.domain.memory import Memory, format_timestamp, format_timestamp_ceil, ref_of
 from tinycontext.domain.text import (
     fold,
     keyword_groups,
@@ -22,7 +22,7 @@ from tinycontext.domain.text import (
 )
 from tinycontext.ports.embedder import Vector
 from tinycontext.ports.store import NewMemory, Page, Scope, Scored, Store
-from tinycontext.testing.matching import ceil, cosine, desc, matches_all, phrase_count
+from tinycontext.testing.matching import cosine, desc, matches_all, phrase_count
 
 
 class InMemoryStore(Store):
@@ -176,7 +176,7 @@ class InMemoryStore(Store):
                 if (m.superseded_by is not None) == query.superseded
                 and (query.session_id is None or m.session_id == query.session_id)
                 and (query.kind is None or m.kind == query.kind)
-                and (query.since is None or m.created_at >= ceil(query.since))
+                and (query.since is None or m.created_at >= format_timestamp_ceil(query.since))
                 and (query.until is None or m.created_at <= format_timestamp(query.until))
                 and (query.recalled is None or (m.recall_count > 0) == query.recalled)
             ]
