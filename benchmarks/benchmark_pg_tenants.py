@@ -22,6 +22,11 @@ alone p50/p95, and its recall@10 against exact cosine over that tenant's stored 
 
     python benchmarks/benchmark_pg_tenants.py --json-out pg_tenants.json
     python benchmarks/benchmark_pg_tenants.py --layouts 100x1000 --sample 5   # quick
+
+With --store-dir the databases are kept there: build them once at low priority
+(`nice -n 19 ... --store-dir D --build-only`: load and upkeep, nothing timed), then measure
+as often as needed (`... --store-dir D`): a kept layout is measured once, as it is (its
+sampled tenants' indexes already built), by a server started by the measuring process.
 """
 
 from __future__ import annotations
@@ -84,6 +89,10 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                         help="distinct texts prepared (tenants share them; default 100,000)")
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA, help="LoCoMo file")
+    parser.add_argument("--store-dir", type=Path,
+                        help="keep the databases here and reuse layouts already loaded")
+    parser.add_argument("--build-only", action="store_true",
+                        help="with --store-dir: load and upkeep only, measure nothing")
     add_common_arguments(parser)
     return parser.parse_args(argv)
 
@@ -93,6 +102,7 @@ def fresh_database(admin_url: str, app_url: str, name: str) -> str:
     import psycopg
 
     with psycopg.connect(admin_url, autocommit=True) as conn:
+        conn.execute(f"DROP DATABASE IF EXISTS {name}")  # a kept load that did not finish
         conn.execute(f"CREATE DATABASE {name} OWNER {APP_ROLE}")
     with psycopg.connect(admin_url.replace("/postgres?", f"/{name}?"), autocommit=True) as conn:
         conn.execute("CREATE EXTENSION vector")
@@ -160,13 +170,34 @@ def upkeep(url: str, sample: list[int], key: str, progress: Progress) -> list[fl
     return steps
 
 
+def kept_postgres(folder: Path) -> tuple[str, Any]:
+    """(store URL template, server) of the kept server in `folder`, started by this process
+    (so at its priority); the benchmark role is created on first use."""
+    import pgserver
+    import psycopg
+
+    from benchmarks.benchmark_pg import DATABASE
+
+    server = pgserver.get_server(folder / "pgdata", cleanup_mode="stop")
+    admin = server.get_uri()
+    with psycopg.connect(admin, autocommit=True) as conn:
+        if not conn.execute("SELECT 1 FROM pg_roles WHERE rolname = %s", (APP_ROLE,)).fetchone():
+            conn.execute(f"CREATE ROLE {APP_ROLE} LOGIN")
+    return admin.replace("postgres:@/postgres?", f"{APP_ROLE}@/{DATABASE}?"), server
+
+
 def run(args: argparse.Namespace) -> dict[str, Any]:
+    import json
+
     import numpy as np
 
     from benchmarks.realistic import RealisticText
 
     progress = Progress("pg-tenants", args.quiet)
     warn_if_busy(progress)
+    kept = args.store_dir
+    if kept:
+        kept.mkdir(parents=True, exist_ok=True)
     source = RealisticText(args.data)
     texts = source.memory_texts(args.seed)
     queries = source.questions(args.queries + args.warmup + 40, seed=args.seed + 1)
@@ -174,33 +205,64 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     with throwaway_dir("pg-tenants") as folder:
         embedder = RecordingEmbedder(make_embedder(args.model, folder / "models"))
         embedder.inner.embed(["load the model before timing"])
-        key, tokenizer, first, made = real_documents(args, folder, embedder.inner, texts,
-                                                     progress)
-        real = np.stack([np.frombuffer(v, "<f4") for v, _ in made])
         largest = max(t * e for t, e in args.layouts)
+        names = {layout: f"tc_{layout[0]}x{layout[1]}" for layout in args.layouts}
+        marks = {layout: kept / f"{name}.json" for layout, name in names.items()} if kept else {}
+        to_load = [layout for layout in args.layouts if not (kept and marks[layout].exists())]
+        real_file = kept / f"real_{args.real_texts}_{args.seed}.npy" if kept else None
+        if to_load or real_file is None or not real_file.exists():
+            key, tokenizer, first, made = real_documents(args, folder, embedder.inner, texts,
+                                                         progress)
+            real = np.stack([np.frombuffer(v, "<f4") for v, _ in made])
+            if real_file is not None:
+                np.save(real_file, real)
+        else:
+            real = np.load(real_file)
         # On a 1e-8 grid, so the rows copied in as text hold exactly these values.
         matrix = (np.rint(combined_vectors(real, largest, args.noise, args.seed) * 1e8)
                   / 1e8).astype(np.float32)
-        rows_of_text = text_rows(first, texts, min(largest, args.texts), tokenizer, progress)
+        rows_of_text = text_rows(first, texts, min(largest, args.texts), tokenizer,
+                                 progress) if to_load else []
         config = make_config(folder / "unused.db", args.model, **settings(args))
         query_vectors = embedder.inner.embed([config.dense_query_prefix + q for q in queries])
-        app_url, server = start_postgres(folder, None)
+        if kept:
+            app_url, server = kept_postgres(kept)
+        else:
+            app_url, server = start_postgres(folder, None)
         admin = server.get_uri()
         try:
-            for n, layout in enumerate(args.layouts):
+            for layout in args.layouts:
                 tenants, each = layout
-                name = f"tc_layout_{n}"
+                name = names[layout]
+                step = max(1, tenants // args.sample)
+                sample = list(range(0, tenants, step))[:args.sample]
+                if layout not in to_load:  # kept: measured as it is (indexes built)
+                    url = app_url.replace("/tinycontext_bench?", f"/{name}?")
+                    loaded = json.loads(marks[layout].read_text())
+                    if args.build_only:
+                        continue
+                    after = measure(url, layout, sample, matrix, embedder, queries,
+                                    query_vectors, args, progress, "kept")
+                    results["layouts"].append({
+                        "tenants": tenants, "memories_each": each, **loaded,
+                        "sampled_tenants": len(sample), "kept": True, "after": after,
+                    })
+                    continue
                 url = fresh_database(admin, app_url, name)
                 progress(f"layout {tenants:,} x {each:,}: loading")
                 loaded = load(url, admin.replace("/postgres?", f"/{name}?"), layout, matrix,
                               made, rows_of_text, key, tokenizer, progress)
-                step = max(1, tenants // args.sample)
-                sample = list(range(0, tenants, step))[:args.sample]
+                if args.build_only:
+                    loaded["own_index_builds_s"] = upkeep(url, sample, key, progress)
+                    marks[layout].write_text(json.dumps(loaded))
+                    continue
                 before = measure(url, layout, sample, matrix, embedder, queries, query_vectors,
                                  args, progress, "before")
                 builds = upkeep(url, sample, key, progress)
                 after = measure(url, layout, sample, matrix, embedder, queries, query_vectors,
                                 args, progress, "after")
+                if kept:
+                    marks[layout].write_text(json.dumps({**loaded, "own_index_builds_s": builds}))
                 results["layouts"].append({
                     "tenants": tenants, "memories_each": each, **loaded,
                     "sampled_tenants": len(sample), "own_index_builds_s": builds,
@@ -215,6 +277,8 @@ def report(results: dict[str, Any]) -> None:
     rows = []
     for layout in results["layouts"]:
         for phase in ("before", "after"):
+            if phase not in layout:
+                continue  # a kept layout is measured once, as it is
             r = layout[phase]
             rows.append([
                 f"{layout['tenants']:,} x {layout['memories_each']:,}", phase,
