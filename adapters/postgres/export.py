@@ -8,8 +8,8 @@ from tinycontext import native
 from tinycontext.domain.memory import Memory
 
 from .connection import PgPool
+from .rows import COLUMNS, MEMORIES, memory_from_row
 from .schema import SCHEMA, SCHEMA_VERSION
-from .search import COLUMNS, MEMORIES
 
 
 def export_page(
@@ -22,8 +22,9 @@ def export_page(
     if session_id is not None:
         where += " AND m.session_id = %s"
         params.append(session_id)
+    # The memory columns first, as every other read, so one decoder (memory_from_row) serves.
     rows = pool.read(
-        f"SELECT m.seq, {COLUMNS}, m.embedding::text FROM {MEMORIES} m WHERE {where} "
+        f"SELECT {COLUMNS}, m.seq, m.embedding::text FROM {MEMORIES} m WHERE {where} "
         "ORDER BY m.seq LIMIT %s",
         [*params, limit],
     )
@@ -32,7 +33,7 @@ def export_page(
         vector = None
         if r[13] is not None:
             vector = np.array(r[13][1:-1].split(","), dtype="<f4").tobytes()
-        out.append((int(r[0]), Memory(*r[1:13]), vector))
+        out.append((int(r[12]), memory_from_row(r), vector))
     return out
 
 

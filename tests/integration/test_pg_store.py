@@ -267,6 +267,23 @@ def test_export_reads_back_every_field_and_exact_vectors(pg_database: str) -> No
     store.close()
 
 
+def test_export_decodes_a_row_exactly_as_every_other_read(pg_database: str) -> None:
+    # Every field set somewhere (a replaced version, a recalled one, one without a vector):
+    # the export's decoding and find's must agree field for field, in store order.
+    store = PostgresStore(pg_database)
+    store.add([new(mem(1, "first version", session="s")), new(mem(3, "bare"), vector=False)])
+    store.supersede(mid(1), new(mem(2, "second version", session="s", supersedes=mid(1))),
+                    "2026-07-03T00:00:00Z")
+    store.mark_recalled([mid(2)], "2026-07-04T05:06:07Z")
+    exported = [m for m, _ in iter_stored(store)]
+    found = [store.find(m.id, False)[0] for m in exported]
+    assert exported == found
+    assert [m.id for m in exported] == [mid(1), mid(3), mid(2)]
+    assert exported[0].superseded_by == mid(2) and exported[2].supersedes == mid(1)
+    assert exported[2].last_recalled_at == "2026-07-04T05:06:07Z"
+    store.close()
+
+
 def test_a_nul_character_is_a_clear_error_and_stores_nothing(pg_database: str) -> None:
     store = PostgresStore(pg_database)
     with pytest.raises(InvalidRequestError, match="NUL"):
