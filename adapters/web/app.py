@@ -5,7 +5,7 @@ calls and results into pages."""
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qsl, quote
@@ -66,16 +66,31 @@ def create_ui_app(source: Any, *, token: str | None = None, hosts: list[str] | N
     def page(request: Request, name: str, status: int = 200, **values: Any) -> HTMLResponse:
         return HTMLResponse(render(request, name, **values), status_code=status)
 
+    def failed(request: Request, exc: Exception) -> Response:
+        """The error page of every route; call it only inside the `except` (it logs the
+        unexpected error's traceback, never shows it)."""
+        if isinstance(exc, TinyContextError):
+            return page(request, "error.html", STATUS.get(exc.code, 400), error=exc)
+        log.exception("unexpected error in the memory browser")
+        return page(request, "error.html", 500, error=InternalError("Unexpected server error."))
+
     def guarded(handler: Callable[[Request], Response]) -> Callable[[Request], Response]:
         def run(request: Request) -> Response:
             try:
                 return handler(request)
-            except TinyContextError as exc:
-                return page(request, "error.html", STATUS.get(exc.code, 400), error=exc)
-            except Exception:
-                log.exception("unexpected error in the memory browser")
-                return page(request, "error.html", 500,
-                            error=InternalError("Unexpected server error."))
+            except Exception as exc:
+                return failed(request, exc)
+        return run
+
+    def guarded_post(
+        handler: Callable[[Request], Awaitable[Response]],
+    ) -> Callable[[Request], Awaitable[Response]]:
+        # The form routes are async (they read the body); the same errors, the same pages.
+        async def run(request: Request) -> Response:
+            try:
+                return await handler(request)
+            except Exception as exc:
+                return failed(request, exc)
         return run
 
     def overview(request: Request) -> Response:
@@ -127,23 +142,17 @@ def create_ui_app(source: Any, *, token: str | None = None, hosts: list[str] | N
         return str(request.scope.get("root_path", ""))
 
     async def edit(request: Request) -> Response:
-        try:
-            fields = await form(request)
-            memory_id = request.path_params["memory_id"]
-            content = fields.get("content", "")
-            result = await _threaded(lambda: queries.update(get_service(), memory_id, content))
-        except TinyContextError as exc:
-            return page(request, "error.html", STATUS.get(exc.code, 400), error=exc)
+        fields = await form(request)
+        memory_id = request.path_params["memory_id"]
+        content = fields.get("content", "")
+        result = await _threaded(lambda: queries.update(get_service(), memory_id, content))
         return RedirectResponse(f"{base(request)}/memory/{quote(result['id'])}?done=updated",
                                 status_code=303)
 
     async def delete(request: Request) -> Response:
-        try:
-            await form(request)
-            memory_id = request.path_params["memory_id"]
-            result = await _threaded(lambda: queries.delete(get_service(), memory_id))
-        except TinyContextError as exc:
-            return page(request, "error.html", STATUS.get(exc.code, 400), error=exc)
+        await form(request)
+        memory_id = request.path_params["memory_id"]
+        result = await _threaded(lambda: queries.delete(get_service(), memory_id))
         done = "restored" if result.get("restored") else "deleted"
         return RedirectResponse(f"{base(request)}/memories?done={done}", status_code=303)
 
@@ -167,8 +176,8 @@ def create_ui_app(source: Any, *, token: str | None = None, hosts: list[str] | N
         Route("/ask", guarded(ask)),
         Route("/memory/{memory_id}", guarded(detail)),
         Route("/memory/{memory_id}/delete", guarded(confirm_delete)),
-        Route("/memory/{memory_id}/edit", edit, methods=["POST"]),
-        Route("/memory/{memory_id}/delete", delete, methods=["POST"]),
+        Route("/memory/{memory_id}/edit", guarded_post(edit), methods=["POST"]),
+        Route("/memory/{memory_id}/delete", guarded_post(delete), methods=["POST"]),
         Route("/export", guarded(export)),
         Route("/export/download", guarded(download)),
         Mount("/static", StaticFiles(directory=HERE / "static"), name="static"),

@@ -170,6 +170,35 @@ def test_errors_are_readable_pages(client):
     assert client.get("/ask?q=tea&top_k=0").status_code == 400
 
 
+@pytest.mark.parametrize("action", ["edit", "delete"])
+def test_an_unexpected_failure_in_a_change_is_the_error_page(service, monkeypatch, action):
+    # A bug below the service (not a TinyContextError) must give the same page as on every
+    # other route: a stable code, nothing of the memory, no stack trace.
+    from starlette.testclient import TestClient
+
+    leak = "private words of the memory"
+
+    def boom(*args, **kwargs):
+        raise RuntimeError(f"failed on {leak}")
+
+    mid = _id(service, "green tea")
+    monkeypatch.setattr(service, {"edit": "update_memory", "delete": "delete_memory"}[action],
+                        boom)
+    app = create_ui_app(service, token=TOKEN, hosts=None)
+    client = TestClient(app, base_url="http://127.0.0.1", follow_redirects=False,
+                        raise_server_exceptions=False)
+    assert client.get(f"/?token={TOKEN}").status_code == 303
+    token = csrf_of(client.get(f"/memory/{mid}").text)
+    fields = {"csrf": token} | ({"content": "The user likes black coffee."}
+                                if action == "edit" else {})
+    response = post_form(client, f"/memory/{mid}/{action}", fields)
+    assert response.status_code == 500
+    assert "internal_error" in response.text and "That did not work" in response.text
+    assert leak not in response.text and "Traceback" not in response.text
+    assert "RuntimeError" not in response.text
+    assert service.get_memory(mid)["superseded_by"] is None
+
+
 def test_export_downloads_the_cli_json_lines(client, service):
     response = client.get("/export/download")
     assert response.status_code == 200 and "attachment" in response.headers["content-disposition"]
