@@ -86,11 +86,13 @@ def open_server(transport: Literal["stdio", "http"],
     """Steps 2-5: what the process serves, and the telemetry flush-and-shutdown to run last."""
     from tinycontext import telemetry
     from tinycontext.adapters.system.heap import start_heap_trimmer
-    from tinycontext.hosted import load_server_settings, open_serving
+    from tinycontext.hosted import open_serving
+    from tinycontext.hosted_settings import check_server_settings
 
     settings = settings or read_settings()
-    server = load_server_settings(settings.environ, transport=transport,
-                                  store_url=settings.config.store_url)
+    # The variables read_settings parsed: one parse, one source of truth for the process.
+    server = check_server_settings(settings.variables, transport=transport,
+                                   store_url=settings.config.store_url)
     shutdown = telemetry.configure_from_environment(settings.environ)
     serving = open_serving(settings.config, server)
     start_heap_trimmer()  # a long-running process: freed heap goes back to the OS (see heap)

@@ -1,9 +1,10 @@
 """Hosted mode and management settings of a server process (SPEC section 8), validated.
 
-`load_server_settings` checks the TINYCONTEXT_* variables (read by tinycontext.settings) and
-refuses to start, naming every missing or weak setting at once. tinycontext.hosted (what a
-server serves) and tinycontext.hosted_stores (the per-user stores) both use it, so neither
-imports the other for it.
+`check_server_settings` checks the TINYCONTEXT_* variables (read by tinycontext.settings,
+once, at start-up; `load_server_settings` reads them first) and refuses to start, naming
+every missing or weak setting at once. tinycontext.hosted (what a server serves) and
+tinycontext.hosted_stores (the per-user stores) both use it, so neither imports the other
+for it.
 """
 
 from __future__ import annotations
@@ -142,15 +143,26 @@ def load_server_settings(
     transport: Literal["stdio", "http"] = "http",
     store_url: str | None = None,
 ) -> ServerSettings:
-    """Read and validate hosted mode and management; HostedConfigError lists every problem.
-
-    `store_url` is the engine config's (None: TINYCONTEXT_STORE_URL): with a PostgreSQL URL
-    hosted mode keeps every user in that database and needs no TENANT_STORE_DIR.
-    `environ` None: the process environment (read by tinycontext.settings).
-    """
+    """Read the server variables from `environ` (None: the process environment) and check
+    them (`check_server_settings`)."""
     from tinycontext.settings import server_variables
 
-    env = server_variables(environ)
+    return check_server_settings(server_variables(environ), transport=transport,
+                                 store_url=store_url)
+
+
+def check_server_settings(
+    env: ServerVariables,
+    *,
+    transport: Literal["stdio", "http"] = "http",
+    store_url: str | None = None,
+) -> ServerSettings:
+    """Validate hosted mode and management; HostedConfigError lists every problem.
+
+    `env`: the server variables as read once at start-up (the bootstrap's). `store_url` is
+    the engine config's (None: TINYCONTEXT_STORE_URL): with a PostgreSQL URL hosted mode
+    keeps every user in that database and needs no TENANT_STORE_DIR.
+    """
     problems: list[str] = []
     tenancy_raw = _get(env, "TENANCY").lower()
     if tenancy_raw not in ("", "off", "proxy-header"):

@@ -81,6 +81,33 @@ def test_read_settings_reads_the_given_environment(tmp_path: Path) -> None:
     assert read.environ["OTEL_SERVICE_NAME"] == "x"
 
 
+def test_open_server_checks_the_variables_read_at_start_up(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    # One parse: the server settings come from the variables read_settings read, and the
+    # environment is not parsed a second time (which could see other values).
+    from tinycontext import hosted
+    from tinycontext.adapters.system import heap
+
+    token = "Zq8-management-token-k3Vx9wT2pLm7"
+    read = bootstrap.read_settings({"TINYCONTEXT_CONFIG_FILE": str(tmp_path / "none.json"),
+                                    "TINYCONTEXT_MANAGEMENT": "on",
+                                    "TINYCONTEXT_MANAGEMENT_TOKEN": token})
+
+    def parse_again(environ: object = None) -> None:
+        raise AssertionError("the server variables were parsed a second time")
+
+    seen = []
+    monkeypatch.setattr(settings, "server_variables", parse_again)
+    monkeypatch.setattr(hosted, "open_serving", lambda config, server: seen.append(server)
+                        or hosted.Serving(None))
+    monkeypatch.setattr(heap, "start_heap_trimmer", lambda: False)
+    serving, shutdown = bootstrap.open_server("http", read)
+    shutdown()
+    assert seen[0].management and seen[0].management_token == token
+    assert seen[0].tenancy is False
+
+
 @pytest.mark.parametrize(
     ("host", "port", "env", "expected"),
     [
