@@ -12,7 +12,7 @@
    default connect mode, mcp-legacy = initialize handshake and a session, rest, library =
    in-process from threads, the engine's ceiling without a transport); calls/s,
    p50/p95/p99 by kind, errors and lost saves. `--server-arg` passes options to
-   `tinycontext serve` (e.g. `--server-arg=--json-response`); `--store-cache` keeps the
+   `tinycontext serve` (e.g. `--server-arg=--sse`); `--store-cache` keeps the
    built store. `--parts overhead` runs the same clients calling only get_memory of one id
    (`--overhead-seconds`, default 10): the server CPU per call that the transport costs.
 
@@ -163,7 +163,7 @@ def main() -> None:
                         "library (the same mix in-process from threads: the engine's ceiling)")
     parser.add_argument("--server-arg", action="append", default=[],
                         help="an option for the MCP server's command line (repeatable), "
-                        "e.g. --server-arg=--json-response")
+                        "e.g. --server-arg=--sse")
     parser.add_argument("--store-cache", metavar="PATH",
                         help="the load store: built here once, copied for each run")
     args = parser.parse_args()

@@ -25,11 +25,11 @@ MCP_HEADERS = {"accept": "application/json, text/event-stream",
                "content-type": "application/json"}
 
 
-# The server's response modes (SSE streams, the default; one JSON body; no sessions) with the
+# The server's response modes (one JSON body, the default; SSE streams; no sessions) with the
 # official client's connect modes (auto = the per-request protocol, legacy = handshake + session).
-MODES = [((), "auto"), ((), "legacy"), (("--json-response",), "auto"),
-         (("--json-response",), "legacy"), (("--stateless",), "legacy"),
-         (("--stateless", "--json-response"), "legacy")]
+MODES = [(("--sse",), "auto"), (("--sse",), "legacy"), ((), "auto"),
+         ((), "legacy"), (("--stateless", "--sse"), "legacy"),
+         (("--stateless",), "legacy")]
 
 
 @pytest.mark.parametrize(("server_args", "client_mode"), MODES,
@@ -131,11 +131,12 @@ def test_rest_app_import_path_runs_under_uvicorn(tmp_path: Path) -> None:
 
 
 def test_json_response_mode_answers_with_one_json_body(tmp_path: Path) -> None:
-    """--json-response: a tool call is answered as application/json, not an SSE stream; the
-    default stays SSE (what every client version handles)."""
+    """By default (and with --json-response) a tool call is answered as application/json;
+    --sse answers it as an SSE stream."""
     call = {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
             "params": {"name": "list_memories", "arguments": {"limit": 1}}}
-    for args, expected in (((), "text/event-stream"), (("--json-response",), "application/json")):
+    for args, expected in ((("--sse",), "text/event-stream"), ((), "application/json"),
+                           (("--json-response",), "application/json")):
         with served_process(tmp_path, "serve", *args) as (base, _):
             opened = httpx.post(base + "/mcp", json=INIT, headers=MCP_HEADERS)
             session = {"mcp-session-id": opened.headers["mcp-session-id"],

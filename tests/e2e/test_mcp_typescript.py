@@ -29,8 +29,8 @@ def client_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return folder
 
 
-@pytest.mark.parametrize("server_args", [(), ("--json-response",), ("--stateless",),
-                                         ("--stateless", "--json-response")],
+@pytest.mark.parametrize("server_args", [("--sse",), (), ("--stateless", "--sse"),
+                                         ("--stateless",)],
                          ids=["sse", "json", "stateless-sse", "stateless-json"])
 def test_typescript_client_round_trip(tmp_path: Path, client_dir: Path,
                                       server_args: tuple[str, ...]) -> None:
