@@ -10,9 +10,8 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from concurrent.futures import Future
 from contextlib import AbstractContextManager, nullcontext
-from typing import Any, TypeVar
+from typing import Any
 
 from tinycontext.config import TinyContextConfig
 from tinycontext.domain.errors import EmptyMemoryError, InvalidRequestError
@@ -48,7 +47,6 @@ from .saving import plan_saves
 
 __all__ = ["MemoryService", "long_content_notice"]
 
-T = TypeVar("T")
 RECENT_TOP_K = 5
 
 
@@ -102,26 +100,11 @@ class MemoryService:
         return self.core.config
 
     @property
-    def recent_vectors(self) -> Any:
-        return self.core.recent_vectors
-
-    @property
     def model_key(self) -> str:
         return self.core.model_key
 
-    @property
-    def late_interaction(self) -> bool:
-        return self.core.late_interaction
-
     def embed_documents(self, texts: Sequence[str]) -> list[tuple[Vector, bytes | None]]:
         return self.core.embed_documents(texts)
-
-    def background_call(self, fn: Callable[..., T], *args: Any) -> Future[T]:
-        return self.core.background_call(fn, *args)
-
-    def resolve(self, memory_id: object) -> Memory:
-        """The one memory an id or ref names, or memory_not_found / ambiguous."""
-        return self.core.resolve(memory_id)
 
     def _stage(self, name: str) -> AbstractContextManager[None]:
         """Marks an internal stage (rank, reindex); telemetry overrides it with a span."""
