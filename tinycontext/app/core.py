@@ -32,6 +32,7 @@ from tinycontext.ports.token_embedder import TokenEmbedder
 from tinycontext.ports.tokenizer import Tokenizer
 
 from .rendering import Framing
+from .results import join_notices
 from .vectors import CONTEXT_KEY, TOKENS_KEY, RecentVectors, token_bits
 
 T = TypeVar("T")
@@ -170,6 +171,14 @@ def long_content_notice(tokens: int, limit: int) -> str:
         f"This memory is {tokens} tokens (over {limit}). It was saved, but recall works best "
         "with short single facts: consider splitting it into separate memories."
     )
+
+
+def written_notice(config: TinyContextConfig, tokens: int, redaction: str | None) -> str | None:
+    """The notice of one saved or updated memory (save and update alike): too long to
+    recall well (over save_length_notice_tokens), then what redaction replaced."""
+    limit = config.save_length_notice_tokens
+    return join_notices(long_content_notice(tokens, limit) if tokens > limit else None,
+                        redaction)
 
 
 _executor: ThreadPoolExecutor | None = None

@@ -6,9 +6,9 @@ from tinycontext.domain.lifecycle import check_updatable, plan_deletion
 from tinycontext.domain.memory import Memory, clean_content, ref_of
 from tinycontext.ports.store import NewMemory
 
-from .core import Core, long_content_notice
+from .core import Core, written_notice
 from .redacting import redact_content
-from .results import DeleteResult, RefPair, UpdateResult, join_notices
+from .results import DeleteResult, RefPair, UpdateResult
 
 
 def update(core: Core, memory_id: object, content: object) -> UpdateResult:
@@ -26,13 +26,10 @@ def update(core: Core, memory_id: object, content: object) -> UpdateResult:
         embedding_model=core.model_key,
     )
     core.store.supersede(old.id, NewMemory(new, vector, tokens=bits), now)
-    limit = core.config.save_length_notice_tokens
     return UpdateResult(
         id=new.id, ref=new.ref, session_id=new.session_id, kind=new.kind,
         content_tokens=tokens, created_at=now, supersedes=RefPair(id=old.id, ref=old.ref),
-        notice=join_notices(
-            long_content_notice(tokens, limit) if tokens > limit else None, redaction.notice
-        ),
+        notice=written_notice(core.config, tokens, redaction.notice),
     )
 
 

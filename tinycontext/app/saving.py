@@ -18,9 +18,9 @@ from tinycontext.domain.memory import (
 )
 from tinycontext.ports.store import NewMemory, Scope
 
-from .core import Core, long_content_notice
+from .core import Core, written_notice
 from .redacting import redact_content
-from .results import SavedItem, SimilarTo, SkippedItem, join_notices
+from .results import SavedItem, SimilarTo, SkippedItem
 from .vectors import cosine, mix_context, pairwise_cosines
 
 NEIGHBOURS = 5
@@ -175,15 +175,11 @@ def plan_saves(
         else:
             plan.to_store.append(NewMemory(memory, vector, tokens=bits))
         near = verdict.similar_to
-        long = tokens > config.save_length_notice_tokens
         plan.saved.append(SavedItem(
             index=index, id=memory.id, ref=memory.ref, session_id=scope_session, kind=kind,
             content_tokens=tokens, created_at=now,
             similar_to=None if near is None else SimilarTo(
                 ref=near.ref, similarity=round(near.similarity, 4)),
-            notice=join_notices(
-                long_content_notice(tokens, config.save_length_notice_tokens) if long else None,
-                redactions[index].notice,
-            ),
+            notice=written_notice(config, tokens, redactions[index].notice),
         ))
     return plan
