@@ -14,7 +14,7 @@ from tinycontext.ports.embedder import Vector
 from tinycontext.ports.store import Scope, Scored
 
 from . import ivf as sqlite_ivf
-from . import mirror_file
+from . import mirror_cells, mirror_file
 from .connection import ConnectionPool
 from .ivf import CELL_BITS, IvfIndex, count_ttl
 from .mirror import MAX_MIRROR_BYTES, MirrorUnusable, VectorMirror
@@ -99,6 +99,10 @@ class DenseRetrieval:
             self._unmirrored.add(model_id)
             self._mirrors.pop(model_id, None)
             return None
+        # A large mirror scans only the nearest IVF cells (mirror_cells.py); the clustering
+        # comes from the store's upkeep, which runs for such stores (needs_cells).
+        mirror.group(conn, self._ivf.current(conn, model_id) if mirror_cells.serves(
+            mirror.size() or 0, dims) else None)
         return mirror
 
     def too_large(self, conn: Any, model_id: int, dims: int, rows: int | None = None) -> bool:
@@ -106,6 +110,12 @@ class DenseRetrieval:
         if rows is None:
             rows = self._ivf.rows(conn, model_id)
         return rows * (dims + dims // 8 + 16) > MAX_MIRROR_BYTES
+
+    def needs_cells(self, conn: Any, model_id: int, dims: int) -> bool:
+        """Whether a model's vectors are many enough for IVF cells (k-means and tags kept by
+        the store's upkeep): past what the mirror scans whole, or searched in SQL."""
+        rows = self._ivf.rows(conn, model_id)
+        return mirror_cells.serves(rows, dims) or self.too_large(conn, model_id, dims, rows)
 
     def forget(self) -> None:
         for mirror in list(self._mirrors.values()):  # the next process starts from a copy

@@ -28,16 +28,14 @@ from typing import Any
 from tinycontext import native
 from tinycontext.ports.store import Scope
 
-from . import mirror_file
+from . import mirror_cells, mirror_file
 from .hamming import hamming, smallest, word_bytes
 from .mirror_view import DEAD, View, code, empty, grow, scope_mask
 
 # Above this many bytes of codes and bits the store searches in SQL (IVF) instead: about
-# 430,000 vectors of 384 dimensions, far beyond an agent's memory but bounded all the same.
-# Not raised for 1,000,000: one query's Hamming pass over every vector took 0.12 s there
-# and a save's 32 near-duplicate lookups 7.6 s (numpy, loaded 2-core machine), where the
-# IVF cells in SQL read a few thousand rows (docs/benchmarks.md, "One million memories").
-MAX_MIRROR_BYTES = 192 * 1024 * 1024
+# 1,750,000 vectors of 384 dimensions (~450 MB at 1,000,000), bounded all the same. Past
+# mirror_cells.CELLS_FROM_BYTES (~430,000) a query scans only its nearest IVF cells.
+MAX_MIRROR_BYTES = 768 * 1024 * 1024
 # Hamming candidates re-ranked by int8 codes: this many per pool slot at 20,000 vectors in
 # scope, growing with the square root of the scope (sign bits separate near neighbours less
 # well among more vectors), at most MAX_FACTOR. Measured recall@10 against exact at 100,000:
@@ -68,10 +66,17 @@ class VectorMirror:
         self._file = file  # where a copy is kept between processes (mirror_file.py)
         self._saved = -1  # the log head that copy holds
         self._saving = threading.Lock()  # one writer of the copy at a time
+        self._cells = mirror_cells.CellKeeper()  # slots grouped by IVF cell (large mirrors)
 
     def size(self) -> int | None:
         """Vectors held, or None before the first load."""
         return len(self._pos) if self._head >= 0 else None
+
+    def group(self, conn: Any, clustering: Any) -> None:
+        """Keep the slots grouped by the cells of the store's clustering (None: no cells)."""
+        with self._lock:
+            if self._view is not None:
+                self._cells.keep(conn, self._view, self.model_id, clustering)
 
     # -- keeping in step with the file ---------------------------------------------------
     def sync(self, conn: Any) -> None:
@@ -87,7 +92,8 @@ class VectorMirror:
     def _catch_up(self, conn: Any) -> bool:
         """Apply the log entries after the last one applied; False when a reload is due."""
         changes = conn.execute(
-            "SELECT l.id, l.seq, v.model_id, v.kind, v.session_id, v.bits, v.codes "
+            "SELECT l.id, l.seq, v.model_id, v.kind, v.session_id, v.bits, v.codes, "
+            "v.cell_key "
             "FROM vector_log l LEFT JOIN vector_index v ON v.seq = l.seq "
             "WHERE l.id > ? ORDER BY l.id",
             (self._head,),
@@ -106,15 +112,29 @@ class VectorMirror:
         """Start from the kept copy and the log since; False (nothing kept) on any doubt."""
         np = native.numpy()
 
-        found = None if self._file is None else mirror_file.load(self._file, self.model_id, 5)
-        if found is None:
+        made: list[View] = []
+
+        def arrays_for(meta: dict[str, Any]) -> list[Any] | None:
+            n, words, dims = int(meta["n"]), int(meta["words"]), int(meta["dims"])
+            if min(n, words, dims) <= 0 or n * (8 * words + dims) > size:
+                return None  # a damaged header: no allocation of what the file cannot hold
+            view = replace(empty(words, dims, n + n // 4 + 64), n=n,
+                           kind_codes=dict(meta["kinds"]), session_codes=dict(meta["sessions"]))
+            made.append(view)
+            return [view.seqs[:n], view.kinds[:n], view.sessions[:n], view.bits[:, :n],
+                    view.codes[:n], view.cells[:n]]
+
+        try:
+            size = 0 if self._file is None else self._file.stat().st_size
+        except OSError:
             return False
-        meta, (seqs, kinds, sessions, bits, codes) = found
-        n = len(seqs)
-        view = replace(empty(len(bits), codes.shape[1], n + n // 4 + 64), n=n,
-                       kind_codes=dict(meta["kinds"]), session_codes=dict(meta["sessions"]))
-        view.seqs[:n], view.kinds[:n], view.sessions[:n] = seqs, kinds, sessions
-        view.bits[:, :n], view.codes[:n] = bits, codes
+        meta = None if self._file is None else mirror_file.load(
+            self._file, self.model_id, arrays_for)
+        if meta is None:
+            return False
+        view = made[0]
+        seqs, kinds = view.seqs[: view.n], view.kinds[: view.n]
+        self._cells.clear()
         live = np.flatnonzero(kinds != DEAD)
         self._view, self._head, self._saved = view, int(meta["head"]), int(meta["head"])
         self._pos = dict(zip(seqs[live].tolist(), live.tolist(), strict=True))
@@ -141,10 +161,11 @@ class VectorMirror:
                 kinds, sessions = dict(view.kind_codes), dict(view.session_codes)
             n = view.n
             meta = {"model_id": self.model_id, "head": head, "kinds": kinds,
-                    "sessions": sessions}
+                    "sessions": sessions, "n": n, "words": len(view.bits),
+                    "dims": view.codes.shape[1]}
             if mirror_file.save(self._file, meta, [view.seqs[:n], view.kinds[:n],
                                                    view.sessions[:n], view.bits[:, :n],
-                                                   view.codes[:n]]):
+                                                   view.codes[:n], view.cells[:n]]):
                 self._saved = head
 
     def _load(self, conn: Any) -> None:
@@ -156,7 +177,7 @@ class VectorMirror:
         # INDEXED: a table scan, not a lookup per row from the bits index (100k: 300 -> 140 ms).
         cursor = conn.execute(
             "SELECT (SELECT coalesce(max(id), 0) FROM vector_log), seq, kind, session_id, "
-            "bits, codes FROM vector_index NOT INDEXED WHERE model_id = ?",
+            "bits, codes, cell_key FROM vector_index NOT INDEXED WHERE model_id = ?",
             (self.model_id,),
         )
         head = None
@@ -179,11 +200,13 @@ class VectorMirror:
                 b"".join(word_bytes(r[4]) for r in rows), np.uint64).reshape(len(rows), -1).T
             view.codes[lo:hi] = np.frombuffer(
                 b"".join(r[5] for r in rows), np.int8).reshape(len(rows), -1)
+            view.cells[lo:hi] = np.fromiter((r[6] for r in rows), np.int64, len(rows))
             view.kinds[lo:hi] = np.fromiter(
                 (code(view.kind_codes, r[2]) for r in rows), np.uint8, len(rows))
             pos.update((r[1], slot) for slot, r in enumerate(rows, lo))
             view = replace(view, n=hi)
         self._pos = pos
+        self._cells.clear()
         self._view = view  # published whole
         self._head = self._log_head(conn) if head is None else int(head)
 
@@ -192,11 +215,11 @@ class VectorMirror:
         return int(conn.execute("SELECT coalesce(max(id), 0) FROM vector_log").fetchone()[0])
 
     def _apply(self, seq: int, row: tuple[Any, ...]) -> None:
-        """Bring one seq's slot to the row's state (model_id, kind, session_id, bits, codes);
-        a missing row (model_id None) or another model's row removes it."""
+        """Bring one seq's slot to the row's state (model_id, kind, session_id, bits, codes,
+        cell_key); a missing row (model_id None) or another model's row removes it."""
         np = native.numpy()
 
-        model_id, kind, session_id, bits, codes = row
+        model_id, kind, session_id, bits, codes, cell = row
         slot = self._pos.get(seq)
         if model_id != self.model_id:
             if slot is not None and self._view is not None:
@@ -216,6 +239,8 @@ class VectorMirror:
         view.sessions[slot] = code(view.session_codes, session_id)
         view.bits[:, slot] = np.frombuffer(word_bytes(bits), dtype=np.uint64)
         view.codes[slot] = np.frombuffer(codes, dtype=np.int8)
+        self._cells.note_tag(slot, int(view.cells[slot]), int(cell))
+        view.cells[slot] = cell
         view.kinds[slot] = code(view.kind_codes, kind)  # last: the slot is live from here
         self._view = view
 
@@ -244,6 +269,11 @@ class VectorMirror:
             slots = np.flatnonzero(mask)
             return [self._rescore(view, slots, q, limit) for q in queries]
         small = in_scope * 4 < n  # a small scope: Hamming over its own columns only
+        index = self._cells.index
+        if (not small and index is not None and index.generation == view.generation
+                and mirror_cells.serves(n, view.codes.shape[1])):
+            return [self._in_cells(view, index, mask, in_scope, q, b, wanted, limit)
+                    for q, b in zip(queries, bits, strict=True)]
         columns = np.flatnonzero(mask) if small else None
         distances = hamming(view.bits[:, columns] if small else view.bits[:, :n], bits)
         out = []
@@ -255,6 +285,21 @@ class VectorMirror:
                 slots = smallest(distances[row], wanted, view.seqs[:n])
             out.append(self._rescore(view, slots, query, limit))
         return out
+
+    def _in_cells(self, view: View, index: mirror_cells.CellIndex, mask: Any, in_scope: int,
+                  query: bytes, bits: bytes, wanted: int, limit: int) -> list[int]:
+        """`candidates` among the slots of the query's nearest cells (and the tail)."""
+        np = native.numpy()
+
+        vector = np.frombuffer(query, np.float32)
+        moved = np.array(self._cells.moved, np.int64)
+        slots = index.slots(vector, view.n, mirror_cells.probe_rows(limit, in_scope),
+                            in_scope / view.n, moved)
+        slots = slots[mask[slots]]
+        if len(slots) > wanted:
+            distances = hamming(view.bits[:, slots], [bits])[0]
+            slots = slots[smallest(distances, wanted, view.seqs[slots])]
+        return self._rescore(view, slots, query, limit)
 
     @staticmethod
     def _rescore(view: View, slots: Any, query: bytes, limit: int) -> list[int]:

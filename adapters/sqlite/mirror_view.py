@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -10,6 +11,7 @@ from tinycontext.ports.store import Scope
 
 DEAD = 255
 NO_SESSION = -1
+_GENERATIONS = itertools.count(1)  # numbers a view's slot layout (a reload starts another)
 
 
 @dataclass(frozen=True)
@@ -26,6 +28,8 @@ class View:
     codes: Any  # int8 (capacity, dims)
     kind_codes: dict[str, int]
     session_codes: dict[str, int]
+    cells: Any = None  # int64 (capacity,): each slot's IVF tag in `vector_index.cell_key`
+    generation: int = 0  # the same for views that only extend or patch one layout
 
 
 def grow(view: View) -> View:
@@ -34,9 +38,10 @@ def grow(view: View) -> View:
     grown = replace(
         empty(len(view.bits), view.codes.shape[1], 2 * len(view.seqs)), n=n,
         kind_codes=view.kind_codes, session_codes=view.session_codes,
+        generation=view.generation,
     )
-    grown.seqs[:n], grown.kinds[:n], grown.sessions[:n] = (
-        view.seqs[:n], view.kinds[:n], view.sessions[:n])
+    grown.seqs[:n], grown.kinds[:n], grown.sessions[:n], grown.cells[:n] = (
+        view.seqs[:n], view.kinds[:n], view.sessions[:n], view.cells[:n])
     grown.bits[:, :n], grown.codes[:n] = view.bits[:, :n], view.codes[:n]
     return grown
 
@@ -47,7 +52,8 @@ def empty(words: int, dims: int, capacity: int) -> View:
     return View(
         0, np.zeros(capacity, np.int64), np.full(capacity, DEAD, np.uint8),
         np.full(capacity, NO_SESSION, np.int32), np.zeros((words, capacity), np.uint64),
-        np.zeros((capacity, dims), np.int8), {}, {},
+        np.zeros((capacity, dims), np.int8), {}, {}, np.zeros(capacity, np.int64),
+        next(_GENERATIONS),
     )
 
 

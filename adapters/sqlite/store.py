@@ -149,10 +149,10 @@ class SqliteStore(Store):
             sample = conn.execute(
                 "SELECT length(codes) FROM vector_index WHERE model_id = ? LIMIT 1", (model_id,)
             ).fetchone()
-            # IVF partitions serve only stores too large for the in-memory mirror; below that
-            # their k-means and re-tagging would be background CPU for nothing.
+            # IVF partitions serve only stores too large for the in-memory mirror to scan
+            # whole; below that their k-means and re-tagging would be background CPU for nothing.
             if sample is None or (
-                sample[0] is not None and not self._search.too_large(conn, model_id, sample[0])
+                sample[0] is not None and not self._search.needs_cells(conn, model_id, sample[0])
             ):
                 return False
         return self._ivf.step(self._pool, model_id)

@@ -1,0 +1,222 @@
+"""A large vector mirror scans only its nearest IVF cells (and a tail of unplaced slots);
+smaller mirrors rank exactly as a scan of every vector. Thresholds are shrunk to test size."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from tinycontext.adapters.sqlite import hamming as sqlite_hamming
+from tinycontext.adapters.sqlite import ivf as sqlite_ivf
+from tinycontext.adapters.sqlite import mirror as sqlite_mirror
+from tinycontext.adapters.sqlite import mirror_cells, mirror_file
+from tinycontext.adapters.sqlite.mirror import VectorMirror
+from tinycontext.adapters.sqlite.store import SqliteStore
+
+from .test_vector_mirror import EPISODIC, MODEL, _add, _ids, _memory, _vectors
+
+ROW_BYTES = 384 + 48 + 16  # what mirror_cells.serves counts a 384-dimension vector as
+
+
+@pytest.fixture
+def small_cells(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Cells from 1,000 vectors on; 16 cells; probes of ~1/8 of the store."""
+    monkeypatch.setattr(mirror_cells, "CELLS_FROM_BYTES", 1000 * ROW_BYTES)
+    monkeypatch.setattr(mirror_cells, "PROBE_SHARE", 0.125)
+    monkeypatch.setattr(mirror_cells, "MIN_PROBE_ROWS", 10)
+    monkeypatch.setattr(mirror_cells, "ROWS_PER_RESULT", 10)
+    monkeypatch.setattr(mirror_cells, "MIN_TAIL", 50)
+    monkeypatch.setattr(mirror_cells, "REFRESH_SECONDS", 0.0)
+    monkeypatch.setattr(sqlite_ivf, "TRAIN_AT", 500)
+    monkeypatch.setattr(sqlite_ivf, "MIN_CELLS", 16)
+    monkeypatch.setattr(sqlite_ivf, "COUNT_TTL_SECONDS", 0.0)
+    monkeypatch.setattr(sqlite_ivf, "cell_count", lambda rows: 16)
+    monkeypatch.setattr(mirror_file, "MIN_ROWS", 10**9)  # no copies unless a test asks
+
+
+def _clustered(path: Path, count: int) -> tuple[SqliteStore, np.ndarray]:
+    store = SqliteStore(path)
+    vectors = _vectors(count)
+    _add(store, vectors, 0)
+    while store.maintain_index(MODEL):  # what the background upkeep does
+        pass
+    return store, vectors
+
+
+def _mirror(store: SqliteStore) -> VectorMirror:
+    return next(iter(store._search._mirrors.values()))
+
+
+def _scanned(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """Columns each Hamming pass covered."""
+    seen: list[int] = []
+    original = sqlite_hamming.hamming
+
+    def spy(columns, bits):  # type: ignore[no-untyped-def]
+        seen.append(columns.shape[1])
+        return original(columns, bits)
+
+    monkeypatch.setattr(sqlite_mirror, "hamming", spy)
+    return seen
+
+
+def _probed(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """Slots each cell probe picked."""
+    seen: list[int] = []
+    original = mirror_cells.CellIndex.slots
+
+    def spy(self, *args):  # type: ignore[no-untyped-def]
+        slots = original(self, *args)
+        seen.append(len(slots))
+        return slots
+
+    monkeypatch.setattr(mirror_cells.CellIndex, "slots", spy)
+    return seen
+
+
+def test_the_threshold_is_exact() -> None:
+    rows = mirror_cells.CELLS_FROM_BYTES // ROW_BYTES
+    assert not mirror_cells.serves(rows, 384)  # at the old mirror limit: scanned whole
+    assert mirror_cells.serves(rows + 1, 384)
+
+
+def test_below_the_threshold_ranks_as_a_whole_scan(
+    tmp_path: Path, small_cells: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store, vectors = _clustered(tmp_path / "c.db", 1200)
+    queries = _vectors(20, seed=11)
+    _ids(store, queries[0])
+    assert _mirror(store)._cells.index is not None
+    monkeypatch.setattr(mirror_cells, "CELLS_FROM_BYTES", 1200 * ROW_BYTES)  # at the limit
+    seen = _scanned(monkeypatch)
+    whole = [_ids(store, q, 50) for q in queries]
+    assert seen and all(n == 1200 for n in seen)  # every vector, as before the cells
+    monkeypatch.setattr(mirror_cells, "MIN_PROBE_ROWS", 10**6)  # cells, every one probed
+    monkeypatch.setattr(mirror_cells, "ROWS_PER_RESULT", 10**6)
+    monkeypatch.setattr(mirror_cells, "CELLS_FROM_BYTES", 1199 * ROW_BYTES)
+    assert [_ids(store, q, 50) for q in queries] == whole
+    store.close()
+
+
+def test_cells_scan_a_share_and_keep_recall(
+    tmp_path: Path, small_cells: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store, vectors = _clustered(tmp_path / "c.db", 4000)
+    assert _ids(store, vectors[5])[0] == _memory(5).id
+    seen = _probed(monkeypatch)
+    found = 0
+    rng = np.random.default_rng(12)  # queries near stored vectors, as real ones are
+    queries = vectors[rng.integers(0, 4000, 30)] + 0.04 * rng.standard_normal((30, 384))
+    queries = (queries / np.linalg.norm(queries, axis=1, keepdims=True)).astype(np.float32)
+    for q in queries:
+        exact = {_memory(int(i)).id for i in np.argsort(-(vectors @ q))[:10]}
+        found += len(set(_ids(store, q, 200)[:10]) & exact)
+    assert seen and max(seen) < 4000 * 0.4  # a probe, not the store
+    assert found / (10 * len(queries)) >= 0.9
+    store.close()
+
+
+def test_new_and_moved_vectors_are_found_once(
+    tmp_path: Path, small_cells: None
+) -> None:
+    store, vectors = _clustered(tmp_path / "c.db", 2000)
+    mirror = _mirror(store) if _ids(store, vectors[0]) else None
+    assert mirror is not None and mirror._cells.index is not None
+    fresh = _vectors(5, seed=21)
+    _add(store, fresh, 5000)  # after the grouping: the tail
+    for i, v in enumerate(fresh):
+        assert _ids(store, v)[0] == _memory(5000 + i).id
+    moved = -vectors[7]  # re-embedded far away: another cell, same slot
+    store.set_embeddings([(_memory(7).id, moved.tobytes())], MODEL)
+    ids = _ids(store, moved, 50)
+    assert ids[0] == _memory(7).id and len(ids) == len(set(ids))
+    assert [int(mirror._view.seqs[s]) for s in mirror._cells.moved] == [8]  # memory 7: seq 8
+    assert _memory(7).id not in _ids(store, vectors[7], 5)
+    store.close()
+
+
+def test_the_grouping_is_rebuilt_past_its_tail_limit(
+    tmp_path: Path, small_cells: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store, vectors = _clustered(tmp_path / "c.db", 1600)
+    _ids(store, vectors[0])
+    mirror = _mirror(store)
+    first = mirror._cells.index
+    assert first is not None and first.covered == 1600
+    limit = 150  # over TAIL_SHARE of 1,750 slots (109)
+    monkeypatch.setattr(mirror_cells, "MIN_TAIL", limit)
+    _add(store, _vectors(limit, seed=31), 9000)
+    _ids(store, vectors[0])
+    assert mirror._cells.index is first  # 150 unplaced slots: kept
+    _add(store, _vectors(1, seed=32), 9500)
+    _ids(store, vectors[0])
+    again = mirror._cells.index
+    assert again is not first and again.covered == 1751 and len(again.tail) == 0
+    store.close()
+
+
+def test_a_new_clustering_regroups_once_the_store_has_retagged(
+    tmp_path: Path, small_cells: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store, vectors = _clustered(tmp_path / "c.db", 1200)
+    _ids(store, vectors[0])
+    mirror = _mirror(store)
+    assert mirror._cells.index.version == 1
+    _add(store, _vectors(4000, seed=41), 20_000)  # grown GROWTH times: re-clustered
+    while store.maintain_index(MODEL):
+        pass
+    conn = store._pool._open()
+    assert conn.execute("SELECT max(version) FROM vector_versions").fetchone()[0] == 2
+    assert _ids(store, vectors[3])[0] == _memory(3).id
+    index = mirror._cells.index
+    assert index.version == 2 and len(index.tail) == 0  # tags re-read from SQL
+    store.close()
+
+
+def test_a_batch_of_lookups_matches_one_at_a_time(
+    tmp_path: Path, small_cells: None
+) -> None:
+    store, vectors = _clustered(tmp_path / "c.db", 2000)
+    queries = [v.tobytes() for v in _vectors(8, seed=51)]
+    batch = store.nearest_many(queries, MODEL, EPISODIC, 5)
+    single = [store.nearest(q, MODEL, EPISODIC, 5) for q in queries]
+    assert [[h.memory.id for h in r] for r in batch] == [
+        [h.memory.id for h in r] for r in single]
+    store.close()
+
+
+def test_the_copy_keeps_the_tags_and_old_copies_are_ignored(
+    tmp_path: Path, small_cells: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(mirror_file, "MIN_ROWS", 10)
+    path = tmp_path / "c.db"
+    store, vectors = _clustered(path, 1200)
+    queries = _vectors(10, seed=61)
+    before = [_ids(store, q, 20) for q in queries]
+    store.close()  # writes the copy
+    copy = mirror_file.path_for(path, 1)
+    assert copy.exists()
+    reopened = SqliteStore(path)
+    loads: list[int] = []
+    load = VectorMirror._load
+    monkeypatch.setattr(VectorMirror, "_load", lambda self, conn: (loads.append(1),
+                                                                   load(self, conn))[1])
+    assert [_ids(reopened, q, 20) for q in queries] == before and not loads
+    mirror = _mirror(reopened)
+    assert mirror._cells.index is not None and len(mirror._cells.index.tail) == 0
+    reopened._search._mirrors.clear()
+    reopened.close()
+    with open(copy, "rb") as source:  # rewritten as the previous format (no tags)
+        meta = json.loads(np.load(source).tobytes())
+        arrays = [np.load(source) for _ in range(6)]
+    del meta["format"]
+    monkeypatch.setattr(mirror_file, "FORMAT", 1)
+    assert mirror_file.save(copy, meta, arrays[:5])
+    monkeypatch.setattr(mirror_file, "FORMAT", 2)
+    again = SqliteStore(path)
+    assert [_ids(again, q, 20) for q in queries] == before and loads  # from SQL instead
+    again._search._mirrors.clear()
+    again.close()
