@@ -18,6 +18,7 @@ COLUMNS = (
 )
 MEMORIES = f"{SCHEMA}.memories"
 TERMS = f"{SCHEMA}.memory_terms"
+SESSIONS = f"{SCHEMA}.sessions"
 
 
 def memory_from_row(row: Sequence[Any]) -> Memory:

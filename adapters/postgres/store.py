@@ -18,24 +18,13 @@ from tinycontext.ports.embedder import Vector
 from tinycontext.ports.store import NewMemory, Page, Scope, Scored, Store
 
 from . import context as pg_context
-from . import export, listing
+from . import export, listing, writing
 from .connection import PgPool, SharedPgPool
+from .rows import COLUMNS, MEMORIES, SESSIONS, memory_from_row, vector_text
 from .schema import SCHEMA, dense_index_name, ensure_dense_index
-from .search import (
-    COLUMNS,
-    MEMORIES,
-    TERMS,
-    PgRetrieval,
-    memory_from_row,
-    vector_text,
-)
-from .text import (
-    recall_tsvector_literal,
-    tenant_tag,
-    tsvector_literal,
-)
+from .search import PgRetrieval
+from .text import tenant_tag
 
-SESSIONS = f"{SCHEMA}.sessions"
 _BAD_TEXT_STATES = {"22021", "22P05"}  # bad byte sequence, untranslatable character
 
 
@@ -63,49 +52,6 @@ class PostgresStore(Store):
                     ensure_dense_index(conn, dims)
                 self._indexed.add(dims)
 
-    @staticmethod
-    def _check_text(items: Sequence[NewMemory]) -> None:
-        if any("\x00" in item.memory.content for item in items):
-            raise InvalidRequestError(
-                "content holds a NUL character, which PostgreSQL cannot store; remove it and "
-                "save again."
-            )
-
-    def _insert(self, cur: Any, items: Sequence[NewMemory]) -> None:
-        rows, terms = [], []
-        for item in items:
-            m = item.memory
-            vector = item.vector
-            rows.append((
-                self.tenant, m.id, ref_of(m.id), m.content, m.kind, m.session_id, m.created_at,
-                m.content_tokens, m.recall_count, m.last_recalled_at, m.superseded_by,
-                m.superseded_at, m.supersedes,
-                None if vector is None else vector_text(vector),
-                None if vector is None else len(vector) // 4,
-                None if vector is None else m.embedding_model, item.context_id, item.tokens,
-            ))
-            terms.append((
-                tsvector_literal(m.content, self._tag),
-                recall_tsvector_literal(m.content, item.context, self._tag), m.id,
-            ))
-        cur.executemany(
-            f"INSERT INTO {MEMORIES} (tenant, id, ref, content, kind, session_id, created_at, "
-            "content_tokens, recall_count, last_recalled_at, superseded_by, superseded_at, "
-            "supersedes, embedding, dims, embedding_model, context_id, token_bits) "
-            "VALUES (%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s::vector,%s,%s,%s,%s)",
-            rows,
-        )
-        cur.executemany(
-            f"INSERT INTO {TERMS} (seq, tenant, terms, recall) SELECT m.seq, m.tenant, "
-            f"%s::tsvector, %s::tsvector FROM {MEMORIES} m WHERE m.tenant = %s AND m.id = %s",
-            [(words, recall, self.tenant, memory_id) for words, recall, memory_id in terms],
-        )
-        sessions = sorted({i.memory.session_id for i in items if i.memory.session_id is not None})
-        cur.executemany(
-            f"INSERT INTO {SESSIONS} (tenant, session_id) VALUES (%s, %s) ON CONFLICT DO NOTHING",
-            [(self.tenant, s) for s in sessions],
-        )
-
     def _write(self, work: Any) -> Any:
         try:
             return self._pool.run(work)
@@ -121,9 +67,9 @@ class PostgresStore(Store):
     def add(self, items: Sequence[NewMemory]) -> None:
         if not items:
             return
-        self._check_text(items)
+        writing.check_text(items)
         self._dense_index([i.vector for i in items])
-        self._write(lambda cur: self._insert(cur, items))
+        self._write(lambda cur: writing.insert(cur, self.tenant, self._tag, items))
 
     def find(self, key: str, is_ref: bool) -> list[Memory]:
         column = "ref" if is_ref else "id"
@@ -201,7 +147,7 @@ class PostgresStore(Store):
         self._write(mark)
 
     def supersede(self, old_id: str, new: NewMemory, at: str) -> None:
-        self._check_text([new])
+        writing.check_text([new])
         self._dense_index([new.vector])
 
         def replace(cur: Any) -> None:
@@ -214,45 +160,13 @@ class PostgresStore(Store):
                 raise MemoryAlreadySupersededError(
                     f"Memory {ref_of(old_id)} was replaced meanwhile; update the newer version."
                 )
-            self._insert(cur, [new])
+            writing.insert(cur, self.tenant, self._tag, [new])
 
         self._write(replace)
 
     def delete(self, memory_id: str, predecessor_id: str | None, successor_id: str | None) -> None:
-        tenant = self.tenant
-
-        def remove(cur: Any) -> None:
-            cur.execute(
-                f"DELETE FROM {MEMORIES} WHERE tenant = %s AND id = %s", (tenant, memory_id)
-            )
-            if cur.rowcount == 0:
-                return
-            pg_context.forget(cur, tenant, self._tag, memory_id)
-            # A newer version that pointed back at the deleted one now points past it.
-            cur.execute(
-                f"UPDATE {MEMORIES} SET supersedes = %s WHERE tenant = %s AND supersedes = %s",
-                (predecessor_id, tenant, memory_id),
-            )
-            if predecessor_id is None:
-                return
-            if successor_id is not None:
-                cur.execute(
-                    f"UPDATE {MEMORIES} SET superseded_by = %s WHERE tenant = %s AND id = %s",
-                    (successor_id, tenant, predecessor_id),
-                )
-                cur.execute(
-                    f"UPDATE {MEMORIES} SET supersedes = %s WHERE tenant = %s AND id = %s",
-                    (predecessor_id, tenant, successor_id),
-                )
-                return
-            # Live again: the partial HNSW index takes the row back by itself.
-            cur.execute(
-                f"UPDATE {MEMORIES} SET superseded_by = NULL, superseded_at = NULL "
-                "WHERE tenant = %s AND id = %s",
-                (tenant, predecessor_id),
-            )
-
-        self._write(remove)
+        self._write(lambda cur: writing.remove(cur, self.tenant, self._tag, memory_id,
+                                               predecessor_id, successor_id))
         self._search.forget_counts()
 
     def pending_embeddings(self, model_key: str, limit: int) -> list[Memory]:
