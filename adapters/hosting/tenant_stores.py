@@ -21,6 +21,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from tinycontext.app.unexpected import log_unexpected
 from tinycontext.domain.errors import UnauthorizedError
 from tinycontext.request_scope import current_scope
 from tinycontext.service import MemoryService
@@ -159,8 +160,8 @@ class TenantServices(RoutedServices):
                 return
             try:
                 service.close()
-            except Exception:  # noqa: BLE001 - one bad close must not stop the others
-                log.exception("closing an evicted store failed")
+            except Exception as exc:  # noqa: BLE001 - one bad close must not stop the others
+                log_unexpected(log, "closing an evicted store failed", exc)
 
     def close(self) -> None:
         """Close every open store (server shutdown)."""
@@ -175,8 +176,8 @@ class TenantServices(RoutedServices):
         for entry in entries:
             try:
                 entry.service.close()
-            except Exception:  # noqa: BLE001
-                log.exception("closing a store failed")
+            except Exception as exc:  # noqa: BLE001
+                log_unexpected(log, "closing a store failed", exc)
 
     # -- facts -----------------------------------------------------------------------------
     @property

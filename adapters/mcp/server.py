@@ -20,6 +20,7 @@ from pydantic import Field, ValidationError
 
 from tinycontext.app.rendering import PROMPT_FRAMING
 from tinycontext.app.results import Result
+from tinycontext.app.unexpected import log_unexpected
 from tinycontext.callers import UNAUTHORIZED_MESSAGE, CallerCheck, LocalCallers, Refused
 from tinycontext.domain.errors import InvalidRequestError, TinyContextError, UnauthorizedError
 from tinycontext.inputs import AtLeastOne, AtLeastZero, MemoryItem
@@ -104,7 +105,7 @@ class TinyContextMCP(MCPServer[Any]):
         try:
             return await super().call_tool(name, arguments, context)
         except UnexpectedToolError as exc:
-            log.error("tool %s failed unexpectedly", name, exc_info=exc.__cause__)
+            log_unexpected(log, f"tool {name} failed unexpectedly", exc.__cause__)
             raise tool_error(UNEXPECTED) from None
         except ToolError as exc:
             cause = exc.__cause__

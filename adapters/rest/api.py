@@ -16,6 +16,7 @@ from fastapi import Body, FastAPI, Query, Request
 from fastapi.responses import JSONResponse
 
 from tinycontext.app.rendering import PLAIN
+from tinycontext.app.unexpected import log_unexpected
 from tinycontext.callers import CallerCheck
 from tinycontext.domain.errors import InternalError, TinyContextError
 from tinycontext.service import MemoryService
@@ -125,7 +126,9 @@ def build_app(
 
     @app.exception_handler(Exception)
     async def unexpected(request: Request, exc: Exception) -> JSONResponse:
-        log.error("unexpected error in %s", request.url.path, exc_info=exc)
+        # The route's template, not the path: a path may carry ids the caller typed.
+        route = getattr(request.scope.get("route"), "path", "an unknown route")
+        log_unexpected(log, f"unexpected error in {request.method} {route}", exc)
         return rest_errors.error_response(InternalError("Unexpected server error."))
 
     common: dict[str, Any] = {"response_model_exclude_unset": True}

@@ -16,6 +16,7 @@ from starlette.responses import HTMLResponse, RedirectResponse, Response, Stream
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
+from tinycontext.app.unexpected import log_unexpected
 from tinycontext.domain.errors import InternalError, InvalidRequestError, TinyContextError
 from tinycontext.request_scope import current_scope
 
@@ -71,7 +72,7 @@ def create_ui_app(source: Any, *, token: str | None = None, hosts: list[str] | N
         unexpected error's traceback, never shows it)."""
         if isinstance(exc, TinyContextError):
             return page(request, "error.html", STATUS.get(exc.code, 400), error=exc)
-        log.exception("unexpected error in the memory browser")
+        log_unexpected(log, "unexpected error in the memory browser", exc)
         return page(request, "error.html", 500, error=InternalError("Unexpected server error."))
 
     def guarded(handler: Callable[[Request], Response]) -> Callable[[Request], Response]:

@@ -165,10 +165,13 @@ def test_oversized_content_is_saved_with_a_split_notice(service: MemoryService) 
     assert not error and "split" in json.loads(text)["saved"][0]["notice"]
 
 
-def test_unexpected_failures_leak_nothing(service: MemoryService, monkeypatch: Any) -> None:
+def test_unexpected_failures_leak_nothing(service: MemoryService, monkeypatch: Any,
+                                          caplog: pytest.LogCaptureFixture) -> None:
     def boom(*args: Any, **kwargs: Any) -> Any:
         raise RuntimeError("secret path /home/me/memories.db")
 
     monkeypatch.setattr(service.store, "browse", boom)
     (error, text), = run(service, [("list_memories", {})])
     assert error and text.startswith("internal_error: ") and "secret" not in text
+    assert "list_memories failed unexpectedly" in caplog.text and "RuntimeError" in caplog.text
+    assert "boom" in caplog.text and "secret" not in caplog.text

@@ -128,7 +128,7 @@ def test_every_error_code_of_the_table(api: httpx.Client, tmp_path: Path) -> Non
         assert _error(response) == (409, "ambiguous_memory_reference")
 
 
-def test_internal_errors_leak_nothing(tmp_path: Path) -> None:
+def test_internal_errors_leak_nothing(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
     service = _service(tmp_path / "m.db")
 
     def boom(*args: Any) -> Any:
@@ -140,6 +140,9 @@ def test_internal_errors_leak_nothing(tmp_path: Path) -> None:
         assert _error(response) == (500, "internal_error")
         assert "secret" not in response.text
         assert httpx.get(base + "/health").status_code == 200
+    # Logged: the route, the exception's type and frames; not its message.
+    assert "GET /list_memories" in caplog.text and "RuntimeError" in caplog.text
+    assert "boom" in caplog.text and "secret" not in caplog.text
 
 
 @pytest.mark.parametrize("method,path,kwargs", [

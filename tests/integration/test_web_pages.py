@@ -171,7 +171,8 @@ def test_errors_are_readable_pages(client):
 
 
 @pytest.mark.parametrize("action", ["edit", "delete"])
-def test_an_unexpected_failure_in_a_change_is_the_error_page(service, monkeypatch, action):
+def test_an_unexpected_failure_in_a_change_is_the_error_page(service, monkeypatch, action,
+                                                             caplog):
     # A bug below the service (not a TinyContextError) must give the same page as on every
     # other route: a stable code, nothing of the memory, no stack trace.
     from starlette.testclient import TestClient
@@ -197,6 +198,9 @@ def test_an_unexpected_failure_in_a_change_is_the_error_page(service, monkeypatc
     assert leak not in response.text and "Traceback" not in response.text
     assert "RuntimeError" not in response.text
     assert service.get_memory(mid)["superseded_by"] is None
+    # The log names the failure and where it happened, never what its message quoted.
+    assert "RuntimeError" in caplog.text and "boom" in caplog.text
+    assert leak not in caplog.text
 
 
 def test_export_downloads_the_cli_json_lines(client, service):

@@ -20,6 +20,7 @@ from tinycontext.ports.clock import Clock
 from tinycontext.ports.embedder import Vector
 from tinycontext.ports.store import Store
 
+from .unexpected import log_unexpected
 from .vectors import mix_context
 
 log = logging.getLogger("tinycontext.reindex")
@@ -149,8 +150,8 @@ class Reindexer:
         except StoreError as exc:  # e.g. a read-only store: said once, no traceback
             log.warning("re-embedding stopped: %s", exc.message)
             self.running = False
-        except Exception:  # noqa: BLE001 - logged without content; retried on next start
-            log.exception("re-embedding stopped; it resumes on the next start")
+        except Exception as exc:  # noqa: BLE001 - logged without content; retried on next start
+            log_unexpected(log, "re-embedding stopped; it resumes on the next start", exc)
             self.running = False
 
     def notice(self) -> str | None:
