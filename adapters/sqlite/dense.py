@@ -3,8 +3,10 @@ otherwise sqlite-vec in SQL over the nearest IVF cells; exact cosine orders the 
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
+import threading
 import time
 from collections.abc import Sequence
 from typing import Any
@@ -31,6 +33,7 @@ RERANK_FACTOR = 2
 RERANK_SCALE_ROWS = 20_000
 MAX_RERANK_FACTOR = 6
 MAX_SCOPE_COUNTS = 256  # cached scope sizes (scopes include session ids: bounded)
+PREFETCH_MODELS = 4  # model ids whose kept mirror copy a store restores when it opens
 
 
 def rerank_count(limit: int, rows: int) -> int:
@@ -51,6 +54,27 @@ class DenseRetrieval:
         self._model_ids: dict[str, int] = {}
         self._mirrors: dict[int, VectorMirror] = {}
         self._unmirrored: set[int] = set()
+        self._restoring: threading.Thread | None = None
+
+    def prefetch(self) -> None:
+        """Restore kept mirror copies in the background: a fresh process's first search then
+        finds its vectors in memory, read while the model and the vocabulary load (a copy of
+        1,000,000 vectors is ~450 MB). Only stores that have such a copy start a thread."""
+        copies = [m for m in range(1, PREFETCH_MODELS + 1)
+                  if mirror_file.path_for(self._pool.path, m).is_file()]
+        if copies:
+            self._restoring = threading.Thread(
+                target=self._restore, args=(copies,), name="mirror-restore", daemon=True)
+            self._restoring.start()
+
+    def _restore(self, model_ids: list[int]) -> None:
+        for model_id in model_ids:
+            mirror = self._mirrors.setdefault(model_id, VectorMirror(
+                model_id, mirror_file.path_for(self._pool.path, model_id)))
+            # Any failure (a closed store, a copy of another store) leaves the first search
+            # to load the mirror as it would without a copy.
+            with contextlib.suppress(Exception), self._pool.lease() as conn:
+                mirror.restore(conn)
 
     def nearest(self, vector: Vector, model_key: str, scope: Scope, limit: int) -> list[Scored]:
         model_id = self._model_id(model_key)
@@ -118,6 +142,8 @@ class DenseRetrieval:
         return mirror_cells.serves(rows, dims) or self.too_large(conn, model_id, dims, rows)
 
     def forget(self) -> None:
+        if self._restoring is not None:  # a restore must not outlive a closed store
+            self._restoring.join()
         for mirror in list(self._mirrors.values()):  # the next process starts from a copy
             if (mirror.size() or 0) >= mirror_file.MIN_ROWS:
                 mirror.persist()

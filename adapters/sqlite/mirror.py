@@ -29,7 +29,7 @@ from tinycontext import native
 from tinycontext.ports.store import Scope
 
 from . import mirror_cells, mirror_file
-from .hamming import hamming, smallest, word_bytes
+from .hamming import hamming, rescore, smallest, word_bytes
 from .mirror_view import DEAD, View, code, empty, grow, scope_mask
 
 # Above this many bytes of codes and bits the store searches in SQL (IVF) instead: about
@@ -71,6 +71,12 @@ class VectorMirror:
     def size(self) -> int | None:
         """Vectors held, or None before the first load."""
         return len(self._pos) if self._head >= 0 else None
+
+    def restore(self, conn: Any) -> None:
+        """Start from the kept copy if not loaded yet (nothing happens without one)."""
+        with self._lock:
+            if self._head < 0:
+                self._restore(conn)
 
     def group(self, conn: Any, clustering: Any) -> None:
         """Keep the slots grouped by the cells of the store's clustering (None: no cells)."""
@@ -267,7 +273,7 @@ class VectorMirror:
         wanted = candidate_count(limit, in_scope)
         if in_scope <= wanted:
             slots = np.flatnonzero(mask)
-            return [self._rescore(view, slots, q, limit) for q in queries]
+            return [rescore(view, slots, q, limit) for q in queries]
         small = in_scope * 4 < n  # a small scope: Hamming over its own columns only
         index = self._cells.index
         if (not small and index is not None and index.generation == view.generation
@@ -283,7 +289,7 @@ class VectorMirror:
             else:
                 distances[row][~mask] = 64 * len(view.bits) + 1  # farther than any real one
                 slots = smallest(distances[row], wanted, view.seqs[:n])
-            out.append(self._rescore(view, slots, query, limit))
+            out.append(rescore(view, slots, query, limit))
         return out
 
     def _in_cells(self, view: View, index: mirror_cells.CellIndex, mask: Any, in_scope: int,
@@ -299,21 +305,7 @@ class VectorMirror:
         if len(slots) > wanted:
             distances = hamming(view.bits[:, slots], [bits])[0]
             slots = slots[smallest(distances, wanted, view.seqs[slots])]
-        return self._rescore(view, slots, query, limit)
-
-    @staticmethod
-    def _rescore(view: View, slots: Any, query: bytes, limit: int) -> list[int]:
-        np = native.numpy()
-
-        seqs = view.seqs[slots]
-        if len(slots) > limit:
-            # einsum, not `@`: a BLAS matrix-vector product starts OpenBLAS threads that then
-            # spin against the model's (100k recall: 28 -> 17 ms of CPU).
-            scores = np.einsum(
-                "ij,j->i", view.codes[slots].astype(np.float32), np.frombuffer(query, np.float32))
-            seqs = seqs[np.lexsort((seqs, -scores))[:limit]]  # ties: lower seq first
-        return [int(s) for s in seqs]
-
+        return rescore(view, slots, query, limit)
 
 def _allocate(bits: bytes, codes: bytes | None, capacity: int) -> View:
     if codes is None or len(bits) >= 8192:  # Hamming distances must fit in uint16

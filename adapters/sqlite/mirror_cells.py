@@ -102,7 +102,9 @@ def build(view: View, version: int, centroids: Any) -> CellIndex:
     by_cell = np.argsort(cell, kind="stable")
     starts = np.zeros(len(centroids) + 1, np.int64)
     np.cumsum(np.bincount(cell, minlength=len(centroids)), out=starts[1:])
-    tail = np.setdiff1d(np.arange(n, dtype=np.int64), placed, assume_unique=True)
+    unplaced = np.ones(n, bool)
+    unplaced[placed] = False
+    tail = np.flatnonzero(unplaced)
     return CellIndex(view.generation, version, centroids, placed[by_cell], starts, n, tail)
 
 

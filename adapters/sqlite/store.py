@@ -33,6 +33,7 @@ class SqliteStore(Store):
         self._pool = ConnectionPool(self.path)
         self._ivf = IvfIndex()
         self._search = Retrieval(self._pool, self._ivf)
+        self._search.prefetch()  # a large store's kept vector mirror, read in the background
 
     # -- helpers -------------------------------------------------------------------------
     def _model_id(self, conn: Any, key: str, known: dict[str, int] | None = None) -> int:

@@ -220,3 +220,30 @@ def test_the_copy_keeps_the_tags_and_old_copies_are_ignored(
     assert [_ids(again, q, 20) for q in queries] == before and loads  # from SQL instead
     again._search._mirrors.clear()
     again.close()
+
+
+def test_a_store_with_a_copy_restores_it_when_it_opens(
+    tmp_path: Path, small_cells: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(mirror_file, "MIN_ROWS", 10)
+    path = tmp_path / "c.db"
+    store, vectors = _clustered(path, 1200)
+    before = _ids(store, vectors[9], 20)
+    store.close()
+    opened = SqliteStore(path)
+    assert opened._search._restoring is not None
+    opened._search._restoring.join()
+    assert _mirror(opened).size() == 1200  # in memory before any search
+    assert _ids(opened, vectors[9], 20) == before
+    opened._search._mirrors.clear()
+    opened.close()
+    copy = mirror_file.path_for(path, 1)
+    copy.write_bytes(copy.read_bytes()[:5000])  # damaged: ignored, the search loads from SQL
+    damaged = SqliteStore(path)
+    damaged._search._restoring.join()  # type: ignore[union-attr]
+    assert _mirror(damaged).size() is None
+    assert _ids(damaged, vectors[9], 20) == before
+    damaged._search._mirrors.clear()
+    damaged.close()
+    copy.unlink()
+    assert SqliteStore(path)._search._restoring is None  # no copy: no thread
