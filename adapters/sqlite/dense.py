@@ -123,10 +123,14 @@ class DenseRetrieval:
             self._unmirrored.add(model_id)
             self._mirrors.pop(model_id, None)
             return None
+        held = mirror.size() or 0
+        if self.too_large(conn, model_id, dims, held):  # grown past the limit by this sync
+            self._mirrors.pop(model_id, None)
+            return None
         # A large mirror scans only the nearest IVF cells (mirror_cells.py); the clustering
         # comes from the store's upkeep, which runs for such stores (needs_cells).
         mirror.group(conn, self._ivf.current(conn, model_id) if mirror_cells.serves(
-            mirror.size() or 0, dims) else None)
+            held, dims) else None)
         return mirror
 
     def too_large(self, conn: Any, model_id: int, dims: int, rows: int | None = None) -> bool:

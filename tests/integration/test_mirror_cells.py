@@ -9,10 +9,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from tinycontext.adapters.sqlite import dense as sqlite_dense
 from tinycontext.adapters.sqlite import hamming as sqlite_hamming
 from tinycontext.adapters.sqlite import ivf as sqlite_ivf
 from tinycontext.adapters.sqlite import mirror as sqlite_mirror
 from tinycontext.adapters.sqlite import mirror_cells, mirror_file
+from tinycontext.adapters.sqlite.dense import PREFETCH_MODELS
 from tinycontext.adapters.sqlite.mirror import VectorMirror
 from tinycontext.adapters.sqlite.store import SqliteStore
 
@@ -237,6 +239,7 @@ def test_a_store_with_a_copy_restores_it_when_it_opens(
     assert _ids(opened, vectors[9], 20) == before
     opened._search._mirrors.clear()
     opened.close()
+    monkeypatch.setattr(mirror_file, "MIN_ROWS", 10**9)  # no new copy from here on
     copy = mirror_file.path_for(path, 1)
     copy.write_bytes(copy.read_bytes()[:5000])  # damaged: ignored, the search loads from SQL
     damaged = SqliteStore(path)
@@ -247,3 +250,59 @@ def test_a_store_with_a_copy_restores_it_when_it_opens(
     damaged.close()
     copy.unlink()
     assert SqliteStore(path)._search._restoring is None  # no copy: no thread
+
+
+def test_the_mirror_limit_is_exact(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(sqlite_dense, "MAX_MIRROR_BYTES", 150 * ROW_BYTES)
+    store = SqliteStore(tmp_path / "m.db")
+    vectors = _vectors(151)
+    _add(store, vectors[:150], 0)
+    assert _ids(store, vectors[3])[0] == _memory(3).id and store._search._mirrors  # at it
+    _add(store, vectors[150:], 150)
+    assert _ids(store, vectors[150])[0] == _memory(150).id
+    assert not store._search._mirrors  # one past it: searched in SQL
+    store.close()
+
+
+def test_only_the_first_model_ids_are_prefetched(tmp_path: Path) -> None:
+    path = tmp_path / "p.db"
+    SqliteStore(path).close()
+    mirror_file.path_for(path, PREFETCH_MODELS + 1).write_bytes(b"not a copy")
+    assert SqliteStore(path)._search._restoring is None
+    mirror_file.path_for(path, PREFETCH_MODELS).write_bytes(b"not a copy")
+    opened = SqliteStore(path)
+    assert opened._search._restoring is not None
+    opened.close()  # waits for the thread, which found nothing to restore
+    assert not opened._search._restoring.is_alive()
+
+
+def test_tags_are_re_read_at_most_once_per_refresh_period(
+    tmp_path: Path, small_cells: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store, vectors = _clustered(tmp_path / "c.db", 1200)
+    _ids(store, vectors[0])
+    reads: list[int] = []
+    refresh = mirror_cells.refresh_tags
+    monkeypatch.setattr(mirror_cells, "refresh_tags",
+                        lambda *args: (reads.append(1), refresh(*args))[1])
+    monkeypatch.setattr(mirror_cells, "REFRESH_SECONDS", 3600.0)
+    _add(store, _vectors(4000, seed=41), 20_000)
+    conn = store._pool._open()
+    assert store.maintain_index(MODEL)  # re-clustered; no row re-tagged yet
+    while _stale(conn) > 3000:  # part of the store re-tagged
+        store.maintain_index(MODEL)
+    _ids(store, vectors[3])
+    assert reads == [1]
+    while store.maintain_index(MODEL):  # the rest re-tagged: not re-read within the period
+        pass
+    for i in range(3):
+        assert _ids(store, vectors[i])[0] == _memory(i).id
+    assert reads == [1] and len(_mirror(store)._cells.index.tail) > 0
+    store.close()
+
+
+def _stale(conn: object) -> int:
+    version = conn.execute("SELECT max(version) FROM vector_versions").fetchone()[0]  # type: ignore[attr-defined]
+    return int(conn.execute(  # type: ignore[attr-defined]
+        "SELECT count(*) FROM vector_index WHERE cell_key < ?",
+        (version << sqlite_ivf.CELL_BITS,)).fetchone()[0])
