@@ -164,6 +164,20 @@ def test_padding_is_to_the_longest_text_of_each_batch(tmp_path: Path) -> None:
     assert recorder.widths == [(2, lengths[1]), (1, lengths[2])]
 
 
+def test_grouping_into_runs_does_not_change_a_single_byte(tmp_path: Path) -> None:
+    # plan_runs cuts batches to spare padding: that is only allowed because padding never
+    # reaches a text's vector or token rows (the attention mask zeroes it exactly).
+    spec = resolve_model("balanced", tmp_path)
+    texts = [f"memory {i}: " + " ".join(["tea", "Berlin", "on Tuesday", "x"][: i % 4 + 1] * (i % 9))
+             for i in range(24)]
+    one_run = OnnxEmbedder(spec, batch_size=32, parallel_runs=1)
+    alone = OnnxEmbedder(spec, batch_size=1, parallel_runs=1)
+    assert one_run.embed_with_tokens(texts, True) == alone.embed_with_tokens(texts, True)
+    assert one_run.embed_with_tokens(texts[:5], False) == [
+        alone.embed_with_tokens([t], False)[0] for t in texts[:5]
+    ]
+
+
 def test_long_text_is_truncated_not_refused(embedder: OnnxEmbedder) -> None:
     long_text = " ".join(f"word{i}" for i in range(5000))
     first, same_prefix = vectors(embedder, [long_text, long_text + " and a different ending"])
