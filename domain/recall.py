@@ -6,6 +6,7 @@ from __future__ import annotations
 import heapq
 from collections.abc import Mapping, Sequence, Set
 from dataclasses import dataclass
+from typing import NamedTuple
 
 HIGH, MEDIUM, LOW = "high", "medium", "low"
 HIGH_RRF, MEDIUM_RRF = 0.90, 0.75
@@ -51,9 +52,11 @@ class FusionWeights:
         return ((1.0 - self.dense) + self.dense + self.access) / (self.k + 1)
 
 
-@dataclass(frozen=True, slots=True)
-class Candidate:
-    """A memory id with whatever each retriever said about it (None: not in that list)."""
+class Candidate(NamedTuple):
+    """A memory id with whatever each retriever said about it (None: not in that list).
+
+    A named tuple rather than a frozen dataclass: recall makes one per candidate of both
+    pools (about 400), and a frozen dataclass costs twice as much to build."""
 
     memory_id: str
     created_at: str
@@ -93,7 +96,7 @@ def fused_score(candidate: Candidate, weights: FusionWeights) -> float:
 def score_fusion(
     candidates: Sequence[Candidate], weights: FusionWeights,
     late: Mapping[str, float] | None = None, keyword_ideal: float = 0.0,
-    dated: Set[str] = frozenset(),
+    dated: Set[str] = frozenset(), base: Sequence[float] | None = None,
 ) -> list[float]:
     """Per-query normalised score fusion, relative to the query's best candidate (0..1).
 
@@ -110,11 +113,31 @@ def score_fusion(
     shortlisted candidates) adds LATE_WEIGHT x late / best late to each of them. The
     candidate with the highest cosine adds DENSE_LEAD_WEIGHT x its lead over the second;
     those in `dated` (inside the period the question names) add DATE_CUE_WEIGHT.
+    `base`: fusion_base of the same candidates, weights, keyword_ideal and dated, when the
+    caller already has it (recall ranks twice, before and after late interaction).
     """
+    raw = list(base) if base is not None else fusion_base(
+        candidates, weights, keyword_ideal, dated)
+    best_late = max(late.values(), default=0.0) if late else 0.0
+    if late and best_late > 0:
+        raw = [
+            v + LATE_WEIGHT * max(late.get(c.memory_id, 0.0), 0.0) / best_late
+            for v, c in zip(raw, candidates, strict=True)
+        ]
+    top = max(raw, default=0.0)
+    return [max(v, 0.0) / top if top > 0 else 0.0 for v in raw]
+
+
+def fusion_base(
+    candidates: Sequence[Candidate], weights: FusionWeights, keyword_ideal: float = 0.0,
+    dated: Set[str] = frozenset(),
+) -> list[float]:
+    """score_fusion's values before late interaction and normalisation: the keyword,
+    cosine, access and date shares and the dense lead."""
     best_bm25 = max((c.bm25 for c in candidates if c.bm25 is not None), default=0.0)
     best_bm25 = max(best_bm25, keyword_ideal)
     floor = min((c.dense for c in candidates if c.dense is not None), default=0.0)
-    raw = []
+    raw: list[float] = []
     for c in candidates:
         lexical = (c.bm25 or 0.0) / best_bm25 if best_bm25 > 0 else 0.0
         dense = c.dense if c.dense is not None else floor
@@ -128,14 +151,7 @@ def score_fusion(
     if lead is not None:
         index, margin = lead
         raw[index] += DENSE_LEAD_WEIGHT * margin
-    best_late = max(late.values(), default=0.0) if late else 0.0
-    if late and best_late > 0:
-        raw = [
-            v + LATE_WEIGHT * max(late.get(c.memory_id, 0.0), 0.0) / best_late
-            for v, c in zip(raw, candidates, strict=True)
-        ]
-    top = max(raw, default=0.0)
-    return [max(v, 0.0) / top if top > 0 else 0.0 for v in raw]
+    return raw
 
 
 def dense_lead(candidates: Sequence[Candidate]) -> tuple[int, float] | None:
@@ -169,13 +185,14 @@ def rank(
     late: Mapping[str, float] | None = None,
     keyword_ideal: float = 0.0,
     dated: Set[str] = frozenset(),
+    base: Sequence[float] | None = None,
 ) -> list[Ranked]:
     """Fuse, drop under the cutoff, order by (fused, dense, bm25) then newer first, then id;
-    the first `limit` of that order when a limit is given. `late`, `keyword_ideal`, `dated`:
-    see score_fusion."""
+    the first `limit` of that order when a limit is given. `late`, `keyword_ideal`, `dated`,
+    `base`: see score_fusion."""
     if weights.method == SCORE:
         scored = list(zip(
-            score_fusion(candidates, weights, late, keyword_ideal, dated), candidates,
+            score_fusion(candidates, weights, late, keyword_ideal, dated, base), candidates,
             strict=True,
         ))
     else:

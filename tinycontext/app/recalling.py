@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from tinycontext.domain import listing
 from tinycontext.domain.dates import dated_ids
 from tinycontext.domain.errors import StoreError, StoreReadOnlyError
@@ -15,6 +13,7 @@ from tinycontext.domain.recall import (
     FusionWeights,
     budget_walk,
     candidate_pool,
+    fusion_base,
     rank,
 )
 from tinycontext.domain.text import recall_terms
@@ -75,22 +74,25 @@ def semantic_recall(
         vector = core.embedder.embed([text])[0]
     dense = core.store.nearest(vector, core.model_key, scope, pool)
     lexical, ideal = keyword.result()
+    # Each memory once, keyword hits first: the candidates' order decides which of two
+    # equal cosines takes the dense lead (domain.recall.dense_lead).
     memories: dict[str, Memory] = {}
-    fields: dict[str, dict[str, Any]] = {}
+    bm25: dict[str, tuple[int, float]] = {}
     for position, hit in enumerate(lexical, start=1):
         memories[hit.memory.id] = hit.memory
-        fields.setdefault(hit.memory.id, {})["bm25"] = (position, hit.score)
+        bm25[hit.memory.id] = (position, hit.score)
+    dense_hits: dict[str, tuple[int | None, float]] = {}
     for position, hit in enumerate(dense, start=1):
         memories[hit.memory.id] = hit.memory
-        fields.setdefault(hit.memory.id, {})["dense"] = (position, hit.score)
+        dense_hits[hit.memory.id] = (position, hit.score)
     if scored:
         # Score fusion reads every candidate's cosine: those only the keyword side found get
         # theirs from the store (rank fusion has no use for it).
-        missed = [mid for mid, f in fields.items() if "dense" not in f]
+        missed = [mid for mid in memories if mid not in dense_hits]
         for mid, similarity in core.store.similarities(
             vector, core.model_key, missed
         ).items():
-            fields[mid]["dense"] = (None, similarity)
+            dense_hits[mid] = (None, similarity)
     access: dict[str, int] = {}
     if core.config.recall_access_weight > 0:
         # Competition ranking: equal recall counts share a rank, so ids never break ties here.
@@ -100,15 +102,14 @@ def semantic_recall(
         for position, times in enumerate(counts, start=1):
             first.setdefault(times, position)
         access = {mid: first[m.recall_count] for mid, m in memories.items()}
-    candidates = [
-        Candidate(
-            memory_id=mid, created_at=memories[mid].created_at,
-            bm25_rank=f.get("bm25", (None, None))[0], bm25=f.get("bm25", (None, None))[1],
-            dense_rank=f.get("dense", (None, None))[0], dense=f.get("dense", (None, None))[1],
-            access_rank=access.get(mid),
-        )
-        for mid, f in fields.items()
-    ]
+    candidates = []
+    for mid, m in memories.items():
+        keyword_rank, keyword_score = bm25.get(mid, (None, None))
+        dense_rank, dense_score = dense_hits.get(mid, (None, None))
+        candidates.append(Candidate(
+            mid, m.created_at, keyword_rank, keyword_score, dense_rank, dense_score,
+            access.get(mid),
+        ))
     weights = FusionWeights(
         core.config.recall_dense_weight, core.config.recall_rrf_k,
         core.config.recall_access_weight, core.config.recall_fusion,
@@ -118,16 +119,19 @@ def semantic_recall(
     dated = dated_ids(
         query, now, ((mid, m.content, m.created_at) for mid, m in memories.items())
     ) if scored else frozenset()
+    # Score fusion's shares are computed once for both rankings (before and after MaxSim).
+    base = fusion_base(candidates, weights, ideal, dated) if scored else None
     late = None
     if query_tokens:
         with core.stage("late_interaction"):
             shortlist = [r.memory_id for r in rank(
-                candidates, weights, limit=LATE_DEPTH, keyword_ideal=ideal, dated=dated)]
+                candidates, weights, limit=LATE_DEPTH, keyword_ideal=ideal, dated=dated,
+                base=base)]
             late = maxsim(query_tokens, core.store.token_bits(shortlist),
                           core.embedder.dimensions)
     with core.stage("rank"):
         ranked = rank(candidates, weights, core.config.recall_rrf_cutoff, limit=k, late=late,
-                      keyword_ideal=ideal, dated=dated)
+                      keyword_ideal=ideal, dated=dated, base=base)
         cut = budget_walk([core.cost(memories[r.memory_id], framing) for r in ranked], budget)
     chosen = ranked[: cut.count]
     counting = count_recalls(core, [r.memory_id for r in chosen], now) if count else None
