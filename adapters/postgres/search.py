@@ -128,6 +128,15 @@ class PgRetrieval(PgDenseRetrieval):
         for index, (group, df) in enumerate(zip(groups, frequencies, strict=True)):
             query = group_query(group, self._tag, prefix_last and index == last)
             # ts_rank_cd is 0 for a group the memory lacks (a phrase must be adjacent too).
+            if recall:
+                # ...so recall skips it for those: most candidates hold one group of several,
+                # and a match test (a binary search in the tsvector) costs far less than
+                # ts_rank_cd (which measures the whole tsvector and builds a cover). Same
+                # scores to the bit: the skipped term was 0 (tests/integration/test_pg_keyword_shape).
+                parts.append(f"CASE WHEN t.recall @@ %s::tsquery THEN %s * {rank}%s::tsquery, "
+                             f"{RANK_NORMALISATION}) ELSE 0 END")
+                params += [query, bm25_idf(df, total), query]
+                continue
             parts.append(f"%s * {rank}%s::tsquery, {RANK_NORMALISATION})")
             params += [bm25_idf(df, total), query]
         return "(" + " + ".join(parts) + ")", params
