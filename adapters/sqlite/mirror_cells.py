@@ -69,7 +69,7 @@ class CellIndex:
 
     def slots(self, query: Any, n: int, rows: int, share: float, moved: Any) -> Any:
         """Slots of the cells nearest to `query` holding about `rows` in-scope vectors (the
-        scope being `share` of the mirror), then the tail; sorted, each once."""
+        scope being `share` of the mirror), then the tail; each once."""
         np = native.numpy()
 
         cells = len(self.centroids)
@@ -84,8 +84,9 @@ class CellIndex:
             parts = [self.order[self.starts[c] : self.starts[c + 1]] for c in nearest.tolist()]
         parts += [self.tail, np.arange(self.covered, n, dtype=np.int64), moved]
         picked = np.concatenate(parts)
-        # A moved slot may sit in its old cell too; sorted also makes the order canonical.
-        return np.unique(picked) if len(moved) else np.sort(picked)
+        # A moved slot may sit in its old cell too. Order does not matter otherwise: the
+        # ranking that follows breaks ties by seq.
+        return np.unique(picked) if len(moved) else picked
 
 
 def build(view: View, version: int, centroids: Any) -> CellIndex:
