@@ -12,7 +12,7 @@ from tinycontext.ports.store import Scope, Scored
 
 from .connection import PgPool
 from .rows import COLUMNS, MEMORIES, memory_from_row, scope_sql, vector_text
-from .schema import build_tenant_index, tenant_index_state
+from .schema import SCHEMA, build_tenant_index, dense_index_name, tenant_index_state
 
 # Dense side: scopes up to SMALL_SCOPE vectors are searched exactly (cheaper than the
 # index there); up to EXACT_SCOPE too when they are under half of the table (the index,
@@ -36,6 +36,10 @@ MAX_COUNTS = 256  # cached counts per tenant store (scopes include session ids: 
 # its key), built in the background upkeep; smaller tenants are searched exactly. At most
 # MAX_TENANT_INDEXES per table: each one is a predicate the planner checks per query.
 TENANT_INDEX_AT = 10_000
+# Scopes are counted up to this: one of EXACT_SCOPE..MID_SCOPE vectors (a mid-sized tenant
+# without an index of its own, a large session) whose share of the table is too small for
+# the table index to return `limit` rows even at EF_SEARCH_MAX is searched exactly at once.
+MID_SCOPE = TENANT_INDEX_AT
 MAX_TENANT_INDEXES = 64
 TENANT_INDEX_WORK_MEM = "512MB"  # the graph of 100,000 384-d vectors is built in memory
 
@@ -92,13 +96,23 @@ class PgDenseRetrieval:
         self._counts.pop(("own_index", dims), None)
         return built
 
+    def has_table_index(self, dims: int) -> bool:
+        """Whether the table-wide HNSW index for `dims` exists; an answer of no is cached
+        like the counts (it was a catalog query on every search of a store without one)."""
+        return bool(self._cached(("table_index", dims), lambda: bool(self._pool.read(
+            "SELECT 1 FROM pg_indexes WHERE schemaname = %s AND indexname = %s",
+            (SCHEMA, dense_index_name(dims)),
+        ))))
+
     def _scope_vectors(self, model_key: str, dims: int, scope: Scope) -> int:
+        """Live vectors of the scope, counted up to MID_SCOPE + 1 (enough for every choice
+        `nearest` makes)."""
         where, params = scope_sql(scope)
         return self._cached((model_key, dims, scope), lambda: self._pool.read(
             f"SELECT count(*) FROM (SELECT 1 FROM {MEMORIES} m WHERE m.tenant = %s "
             f"AND m.superseded_by IS NULL{where} AND m.embedding_model = %s AND m.dims = %s "
             "LIMIT %s) x",
-            [self._pool.tenant, *params, model_key, dims, EXACT_SCOPE + 1],
+            [self._pool.tenant, *params, model_key, dims, MID_SCOPE + 1],
         )[0][0])
 
     def _table_rows(self) -> int:
@@ -121,9 +135,15 @@ class PgDenseRetrieval:
         )
         base = [self._pool.tenant, *params, model_key]
         in_scope = self._scope_vectors(model_key, dims, scope)
+        table = self._table_rows()
         use_index = indexed and in_scope > SMALL_SCOPE and (
-            in_scope > EXACT_SCOPE or 2 * in_scope >= self._table_rows()
+            in_scope > EXACT_SCOPE or 2 * in_scope >= table
         )
+        if use_index and in_scope <= MID_SCOPE and EF_SEARCH_MAX * in_scope < limit * table:
+            # Even the widest search of the table index is expected to come back short
+            # (it keeps about ef_search x the scope's share of the table): both probes would
+            # be wasted before the exact search, which is cheap at this size.
+            use_index = False
         # A tenant's own index serves the same query: the planner picks it (its predicate
         # names the tenant) over the table-wide one, and it holds only the tenant's rows.
         use_index = use_index or in_scope > EXACT_SCOPE and self.has_own_index(dims)

@@ -21,7 +21,7 @@ from . import context as pg_context
 from . import export, listing, writing
 from .connection import PgPool, SharedPgPool
 from .rows import COLUMNS, MEMORIES, SESSIONS, memory_from_row, vector_text
-from .schema import SCHEMA, dense_index_name, ensure_dense_index
+from .schema import ensure_dense_index
 from .search import PgRetrieval
 from .text import tenant_tag
 
@@ -52,9 +52,9 @@ class PostgresStore(Store):
                     ensure_dense_index(conn, dims)
                 self._indexed.add(dims)
 
-    def _write(self, work: Any) -> Any:
+    def _write(self, work: Any, settings: dict[str, str] | None = None) -> Any:
         try:
-            return self._pool.run(work)
+            return self._pool.run(work, settings)
         except Exception as exc:
             if getattr(exc, "sqlstate", None) in _BAD_TEXT_STATES:
                 raise InvalidRequestError(
@@ -90,7 +90,9 @@ class PostgresStore(Store):
 
     def nearest(self, vector: Vector, model_key: str, scope: Scope, limit: int) -> list[Scored]:
         dims = len(vector) // 4
-        indexed = dims in self._indexed or self._has_dense_index(dims)
+        indexed = dims in self._indexed or self._search.has_table_index(dims)
+        if indexed:
+            self._indexed.add(dims)
         return self._search.nearest(vector, model_key, scope, limit, indexed)
 
     def similarities(
@@ -106,15 +108,6 @@ class PostgresStore(Store):
 
     def token_bits(self, memory_ids: Sequence[str]) -> dict[str, tuple[bytes, bytes | None]]:
         return pg_context.token_bits(self._pool, memory_ids)
-
-    def _has_dense_index(self, dims: int) -> bool:
-        found = self._pool.read(
-            "SELECT 1 FROM pg_indexes WHERE schemaname = %s AND indexname = %s",
-            (SCHEMA, dense_index_name(dims)),
-        )
-        if found:
-            self._indexed.add(dims)
-        return bool(found)
 
     def browse(self, query: ListQuery) -> Page:
         return listing.browse(self._pool, self._search, self.tenant, self._tag, query)
@@ -135,16 +128,16 @@ class PostgresStore(Store):
         ordered = sorted(memory_ids)
 
         def mark(cur: Any) -> None:
-            # Recall bookkeeping need not wait for a disk flush: a crash may lose the last
-            # fraction of a second of counts, never a memory.
-            cur.execute("SET LOCAL synchronous_commit = off")
             cur.executemany(
                 f"UPDATE {MEMORIES} SET recall_count = recall_count + 1, last_recalled_at = %s "
                 "WHERE tenant = %s AND id = %s",
                 [(at, self.tenant, memory_id) for memory_id in ordered],
             )
 
-        self._write(mark)
+        # Recall bookkeeping need not wait for a disk flush: a crash may lose the last
+        # fraction of a second of counts, never a memory. (Set with the tenant: one
+        # statement less than SET LOCAL.)
+        self._write(mark, {"synchronous_commit": "off"})
 
     def supersede(self, old_id: str, new: NewMemory, at: str) -> None:
         writing.check_text([new])

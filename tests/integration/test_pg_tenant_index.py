@@ -99,3 +99,57 @@ def test_tenant_indexes_stop_at_their_limit(
     assert len(hits) == 50  # without an index of its own: the table index, then exact
     for store in stores:
         store.close()
+
+
+def _counting_probes(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """Every search of an HNSW index (table-wide or a tenant's) appends to the list."""
+    probes: list[int] = []
+    real = pg_dense.PgDenseRetrieval._approximate  # noqa: SLF001
+
+    def counted(cur: object, dims: int, filters: str, params: list[object]) -> list[object]:
+        probes.append(dims)
+        return real(cur, dims, filters, params)
+
+    monkeypatch.setattr(pg_dense.PgDenseRetrieval, "_approximate", staticmethod(counted))
+    return probes
+
+
+def test_a_mid_sized_tenant_too_small_a_share_for_the_table_index_goes_exact_at_once(
+    pg_database: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """300 vectors of 2,600 (no index of its own): even at ef_search 1,000 the table index
+    would keep ~115 of them, short of a pool of 200, so the store skips both probes."""
+    monkeypatch.setattr(pg_dense, "MID_SCOPE", 500)
+    vectors = _tenants(pg_database, {"other": 1700}, small=300)
+    probes = _counting_probes(monkeypatch)
+    store = PostgresStore(pg_database, tenant="small-0")
+    matrix = np.frombuffer(b"".join(vectors["small-0"]), "<f4").reshape(-1, 32)
+    query = random_vectors(1, 32, seed=9)[0]
+    hits = store.nearest(query, "rand", EPI, 200)
+    assert probes == []
+    exact = np.argsort(-(matrix @ np.frombuffer(query, "<f4")), kind="stable")[:200]
+    assert [h.memory.id for h in hits[:20]] == [mid(int(i) + 1) for i in exact[:20]]
+    assert len(hits) == 200
+    # A pool the index can fill from that share (20: ~115 kept at 1,000) still tries it.
+    assert len(store.nearest(query, "rand", EPI, 20)) == 20 and probes
+    store.close()
+
+
+def test_a_missing_table_index_is_looked_up_once_not_per_search(pg_database: str) -> None:
+    _tenants(pg_database, {}, small=50)
+    with admin(pg_database) as conn:
+        conn.execute("DROP INDEX tinycontext.memories_hnsw_32")
+    store = PostgresStore(pg_database, tenant="small-1")
+    lookups = []
+    read = store._pool.read  # noqa: SLF001
+
+    def counted(sql: str, params: object = None) -> list[object]:
+        lookups.extend(["pg_indexes"] if "pg_indexes" in sql else [])
+        return read(sql, params)
+
+    store._pool.read = counted  # type: ignore[method-assign]  # noqa: SLF001
+    query = random_vectors(1, 32, seed=4)[0]
+    for _ in range(3):
+        assert len(store.nearest(query, "rand", EPI, 10)) == 10
+    assert lookups == ["pg_indexes"]
+    store.close()
