@@ -74,7 +74,9 @@ class DenseRetrieval:
             # Any failure (a closed store, a copy of another store) leaves the first search
             # to load the mirror as it would without a copy.
             with contextlib.suppress(Exception), self._pool.lease() as conn:
-                mirror.restore(conn)
+                dims = mirror.restore(conn)
+                if dims and mirror_cells.serves(mirror.size() or 0, dims):  # grouped too
+                    mirror.group(conn, self._ivf.current(conn, model_id))
 
     def nearest(self, vector: Vector, model_key: str, scope: Scope, limit: int) -> list[Scored]:
         model_id = self._model_id(model_key)

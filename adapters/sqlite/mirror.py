@@ -72,11 +72,13 @@ class VectorMirror:
         """Vectors held, or None before the first load."""
         return len(self._pos) if self._head >= 0 else None
 
-    def restore(self, conn: Any) -> None:
-        """Start from the kept copy if not loaded yet (nothing happens without one)."""
+    def restore(self, conn: Any) -> int:
+        """Start from the kept copy if not loaded yet (nothing happens without one); the
+        dimensions of the vectors held (0: none)."""
         with self._lock:
             if self._head < 0:
                 self._restore(conn)
+            return 0 if self._view is None else int(self._view.codes.shape[1])
 
     def group(self, conn: Any, clustering: Any) -> None:
         """Keep the slots grouped by the cells of the store's clustering (None: no cells)."""

@@ -235,7 +235,8 @@ def test_a_store_with_a_copy_restores_it_when_it_opens(
     opened = SqliteStore(path)
     assert opened._search._restoring is not None
     opened._search._restoring.join()
-    assert _mirror(opened).size() == 1200  # in memory before any search
+    assert _mirror(opened).size() == 1200  # in memory before any search, grouped by cell
+    assert _mirror(opened)._cells.index is not None
     assert _ids(opened, vectors[9], 20) == before
     opened._search._mirrors.clear()
     opened.close()
