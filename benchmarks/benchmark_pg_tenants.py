@@ -93,6 +93,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                         help="keep the databases here and reuse layouts already loaded")
     parser.add_argument("--build-only", action="store_true",
                         help="with --store-dir: load and upkeep only, measure nothing")
+    parser.add_argument("--shared-buffers", metavar="SIZE",
+                        help="with --store-dir: the server's shared_buffers, e.g. 2GB "
+                        "(default: PostgreSQL's, 128MB)")
     add_common_arguments(parser)
     return parser.parse_args(argv)
 
@@ -170,9 +173,10 @@ def upkeep(url: str, sample: list[int], key: str, progress: Progress) -> list[fl
     return steps
 
 
-def kept_postgres(folder: Path) -> tuple[str, Any]:
+def kept_postgres(folder: Path, shared_buffers: str | None) -> tuple[str, Any]:
     """(store URL template, server) of the kept server in `folder`, started by this process
-    (so at its priority); the benchmark role is created on first use."""
+    (so at its priority) with `shared_buffers` (None: the server's default); the benchmark
+    role is created on first use."""
     import pgserver
     import psycopg
 
@@ -183,6 +187,20 @@ def kept_postgres(folder: Path) -> tuple[str, Any]:
     with psycopg.connect(admin, autocommit=True) as conn:
         if not conn.execute("SELECT 1 FROM pg_roles WHERE rolname = %s", (APP_ROLE,)).fetchone():
             conn.execute(f"CREATE ROLE {APP_ROLE} LOGIN")
+        wanted = shared_buffers or "DEFAULT"
+        current = conn.execute("SELECT setting FROM pg_file_settings "
+                               "WHERE name = 'shared_buffers' AND applied").fetchone()
+        if (current[0] if current else "DEFAULT") != wanted:
+            if shared_buffers:
+                conn.execute(f"ALTER SYSTEM SET shared_buffers = '{shared_buffers}'")
+            else:
+                conn.execute("ALTER SYSTEM RESET shared_buffers")
+            restart = True
+        else:
+            restart = False
+    if restart:  # shared_buffers takes effect at start
+        server.cleanup()
+        server = pgserver.get_server(folder / "pgdata", cleanup_mode="stop")
     return admin.replace("postgres:@/postgres?", f"{APP_ROLE}@/{DATABASE}?"), server
 
 
@@ -226,10 +244,14 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         config = make_config(folder / "unused.db", args.model, **settings(args))
         query_vectors = embedder.inner.embed([config.dense_query_prefix + q for q in queries])
         if kept:
-            app_url, server = kept_postgres(kept)
+            app_url, server = kept_postgres(kept, args.shared_buffers)
         else:
             app_url, server = start_postgres(folder, None)
         admin = server.get_uri()
+        import psycopg
+
+        with psycopg.connect(admin) as conn:
+            results["shared_buffers"] = conn.execute("SHOW shared_buffers").fetchone()[0]
         try:
             for layout in args.layouts:
                 tenants, each = layout
@@ -289,7 +311,8 @@ def report(results: dict[str, Any]) -> None:
             ])
     print_table(["layout", "phase", "own indexes", "recall p50", "recall p95", "dense p50",
                  "dense p95", "dense recall@10", "target met"], rows,
-                f"PostgreSQL tenants (ms), {machine_line(machine_info())}")
+                f"PostgreSQL tenants (ms), shared_buffers {results.get('shared_buffers')}, "
+                f"{machine_line(machine_info())}")
 
 
 def main(argv: list[str] | None = None) -> int:
