@@ -28,9 +28,9 @@ from typing import Any
 from tinycontext import native
 from tinycontext.ports.store import Scope
 
-from . import mirror_cells, mirror_file
+from . import mirror_cells, mirror_file, mirror_load
 from .hamming import hamming, rescore, smallest, word_bytes
-from .mirror_view import DEAD, View, code, empty, grow, scope_mask
+from .mirror_view import DEAD, MirrorUnusable, View, code, empty, grow, scope_mask
 
 # Above this many bytes of codes and bits the store searches in SQL (IVF) instead: about
 # 1,750,000 vectors of 384 dimensions (~450 MB at 1,000,000), bounded all the same. Past
@@ -44,16 +44,11 @@ BASE_FACTOR = 5
 MAX_FACTOR = 16
 SCALE_ROWS = 20_000
 MIN_CANDIDATES = 64
-LOAD_CHUNK = 8192
 
 
 def candidate_count(limit: int, rows: int) -> int:
     factor = min(MAX_FACTOR, BASE_FACTOR * max(1.0, math.sqrt(rows / SCALE_ROWS)))
     return max(MIN_CANDIDATES, int(factor * limit))
-
-
-class MirrorUnusable(Exception):
-    """The rows cannot be mirrored (no codes yet, or mixed dimensions): search in SQL."""
 
 
 class VectorMirror:
@@ -62,7 +57,10 @@ class VectorMirror:
         self._lock = threading.Lock()
         self._head = -1  # last vector_log id applied; -1 = not loaded
         self._view: View | None = None
-        self._pos: dict[int, int] = {}  # seq -> slot of every live vector
+        # seq -> slot of every live vector; None after a restore from the copy until a
+        # change needs it (1,000,000 entries cost ~0.4 s of a fresh process's first search).
+        self._pos: dict[int, int] | None = {}
+        self._live = 0  # live slots
         self._file = file  # where a copy is kept between processes (mirror_file.py)
         self._saved = -1  # the log head that copy holds
         self._saving = threading.Lock()  # one writer of the copy at a time
@@ -70,7 +68,24 @@ class VectorMirror:
 
     def size(self) -> int | None:
         """Vectors held, or None before the first load."""
-        return len(self._pos) if self._head >= 0 else None
+        return self._live if self._head >= 0 else None
+
+    def _positions(self) -> dict[int, int]:
+        view = self._view
+        if self._pos is None:
+            self._pos = {}
+            if view is not None:
+                live = native.numpy().flatnonzero(view.kinds[: view.n] != DEAD)
+                self._pos = dict(zip(view.seqs[live].tolist(), live.tolist(), strict=True))
+        return self._pos
+
+    def _top(self) -> int:
+        """The largest live seq."""
+        if self._pos is not None or self._view is None:
+            return max(self._positions(), default=0)
+        view = self._view
+        live = view.seqs[: view.n][view.kinds[: view.n] != DEAD]
+        return int(live.max()) if len(live) else 0
 
     def restore(self, conn: Any) -> int:
         """Start from the kept copy if not loaded yet (nothing happens without one); the
@@ -113,7 +128,7 @@ class VectorMirror:
         for change in changes:
             self._apply(change[1], change[2:])
         self._head = changes[-1][0]
-        view, live = self._view, len(self._pos)
+        view, live = self._view, self._live
         return view is None or view.n - live <= max(1024, live)  # else: many dead slots
 
     def _restore(self, conn: Any) -> bool:
@@ -141,21 +156,20 @@ class VectorMirror:
         if meta is None:
             return False
         view = made[0]
-        seqs, kinds = view.seqs[: view.n], view.kinds[: view.n]
         self._cells.clear()
-        live = np.flatnonzero(kinds != DEAD)
+        live = np.count_nonzero(view.kinds[: view.n] != DEAD)
         self._view, self._head, self._saved = view, int(meta["head"]), int(meta["head"])
-        self._pos = dict(zip(seqs[live].tolist(), live.tolist(), strict=True))
+        self._pos, self._live = None, int(live)
         try:
             if self._catch_up(conn):
                 count, top = conn.execute(
                     "SELECT count(*), coalesce(max(seq), 0) FROM vector_index WHERE model_id = ?",
                     (self.model_id,)).fetchone()
-                if count == len(self._pos) and top == max(self._pos, default=0):
+                if count == self._live and top == self._top():
                     return True
         except MirrorUnusable:
             pass
-        self._view, self._head, self._pos = None, -1, {}  # not this store's: load from SQL
+        self._view, self._head, self._pos, self._live = None, -1, {}, 0  # load from SQL
         return False
 
     def persist(self) -> None:
@@ -177,45 +191,8 @@ class VectorMirror:
                 self._saved = head
 
     def _load(self, conn: Any) -> None:
-        np = native.numpy()
-
-        view: View | None = None
-        pos: dict[int, int] = {}
-        # One statement, so the log head and the rows come from the same snapshot. NOT
-        # INDEXED: a table scan, not a lookup per row from the bits index (100k: 300 -> 140 ms).
-        cursor = conn.execute(
-            "SELECT (SELECT coalesce(max(id), 0) FROM vector_log), seq, kind, session_id, "
-            "bits, codes, cell_key FROM vector_index NOT INDEXED WHERE model_id = ?",
-            (self.model_id,),
-        )
-        head = None
-        while rows := cursor.fetchmany(LOAD_CHUNK):  # a chunk at a time: bounded peak memory
-            head = rows[0][0]
-            if view is None:  # sized by a count (a hint: it may be a moment old)
-                view = _allocate(rows[0][4], rows[0][5], int(conn.execute(
-                    "SELECT count(*) FROM vector_index WHERE model_id = ?", (self.model_id,)
-                ).fetchone()[0]))
-            dims = view.codes.shape[1]
-            # Column-wise (one transpose in C): 1,000,000 rows took 20 s row by row, most of
-            # it in Python (loaded machine).
-            _, seqs, kinds, sessions, bits, codes, cells = zip(*rows, strict=True)
-            if None in codes or set(map(len, codes)) != {dims}:
-                raise MirrorUnusable
-            while view.n + len(rows) > len(view.seqs):
-                view = grow(view)
-            lo, hi = view.n, view.n + len(rows)
-            view.seqs[lo:hi] = seqs
-            view.sessions[lo:hi] = [code(view.session_codes, s) for s in sessions]
-            whole = len(set(map(len, bits))) == 1 and len(bits[0]) % 8 == 0
-            view.bits[:, lo:hi] = np.frombuffer(
-                b"".join(bits if whole else map(word_bytes, bits)), np.uint64
-            ).reshape(len(rows), -1).T
-            view.codes[lo:hi] = np.frombuffer(b"".join(codes), np.int8).reshape(len(rows), -1)
-            view.cells[lo:hi] = cells
-            view.kinds[lo:hi] = [code(view.kind_codes, k) for k in kinds]
-            pos.update(zip(seqs, range(lo, hi), strict=True))
-            view = replace(view, n=hi)
-        self._pos = pos
+        view, pos, head = mirror_load.load_rows(conn, self.model_id, _allocate)
+        self._pos, self._live = pos, len(pos)
         self._cells.clear()
         self._view = view  # published whole
         self._head = self._log_head(conn) if head is None else int(head)
@@ -230,11 +207,13 @@ class VectorMirror:
         np = native.numpy()
 
         model_id, kind, session_id, bits, codes, cell = row
-        slot = self._pos.get(seq)
+        positions = self._positions()
+        slot = positions.get(seq)
         if model_id != self.model_id:
             if slot is not None and self._view is not None:
                 self._view.kinds[slot] = DEAD
-                del self._pos[seq]
+                del positions[seq]
+                self._live -= 1
             return
         view = self._view if self._view is not None else _allocate(bits, codes, 64)
         if codes is None or len(codes) != view.codes.shape[1]:
@@ -244,7 +223,8 @@ class VectorMirror:
                 view = grow(view)
             slot = view.n
             view = replace(view, n=view.n + 1)
-            self._pos[seq] = slot
+            positions[seq] = slot
+            self._live += 1
         view.seqs[slot] = seq
         view.sessions[slot] = code(view.session_codes, session_id)
         view.bits[:, slot] = np.frombuffer(word_bytes(bits), dtype=np.uint64)

@@ -33,7 +33,7 @@ from .mirror_view import View
 CELLS_FROM_BYTES = 192 * 1024 * 1024
 # Share of the vectors in scope a recall pool's probe covers (tuned at 1,000,000 vectors
 # for dense recall@10 >= 0.95 of exact; docs/benchmarks.md); at least MIN_PROBE_ROWS.
-PROBE_SHARE = 0.04
+PROBE_SHARE = 0.03
 MIN_PROBE_ROWS = 20_000
 ROWS_PER_RESULT = 400  # a few nearest neighbours (near-duplicate lookups) need fewer rows
 TAIL_SHARE = 1 / 16  # unplaced slots past this share of the mirror: regroup

@@ -14,6 +14,10 @@ NO_SESSION = -1
 _GENERATIONS = itertools.count(1)  # numbers a view's slot layout (a reload starts another)
 
 
+class MirrorUnusable(Exception):
+    """The rows cannot be mirrored (no codes yet, or mixed dimensions): search in SQL."""
+
+
 @dataclass(frozen=True)
 class View:
     """What a search reads: slots [0, n) of arrays that later writes only extend or patch,

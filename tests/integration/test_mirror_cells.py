@@ -237,7 +237,12 @@ def test_a_store_with_a_copy_restores_it_when_it_opens(
     opened._search._restoring.join()
     assert _mirror(opened).size() == 1200  # in memory before any search, grouped by cell
     assert _mirror(opened)._cells.index is not None
+    assert _mirror(opened)._pos is None  # seq -> slot built only once a change needs it
     assert _ids(opened, vectors[9], 20) == before
+    _add(opened, vectors[9:10], 7000)  # a change: now the positions are needed
+    assert _ids(opened, vectors[9], 2) == [_memory(9).id, _memory(7000).id]
+    assert _mirror(opened)._pos is not None and _mirror(opened).size() == 1201
+    before = _ids(opened, vectors[9], 20)
     opened._search._mirrors.clear()
     opened.close()
     monkeypatch.setattr(mirror_file, "MIN_ROWS", 10**9)  # no new copy from here on
