@@ -8,7 +8,8 @@ bytes and 384 int8 codes (sqlite-vec's `vec_quantize_int8(..., 'unit')`, stored 
 best few thousand by their int8 dot product, and only the final pool is read from SQLite,
 where sqlite-vec computes the exact cosine that orders it. Measured: dense search for a pool
 of 200 3.3 -> 1.4 ms at 20k, 6.2 -> 2.6 ms at 100k, recall@10 against exact at 100k 0.95 ->
-1.00 (docs/benchmarks.md).
+1.00 (docs/benchmarks.md). Past ~430,000 vectors a query scans only the slots of its nearest
+IVF cells instead of every vector in scope (mirror_cells.py).
 
 The mirror follows the file, including writes by other processes: triggers append the seq of
 every changed `vector_index` row to `vector_log` (schema v5), and each search first applies the
