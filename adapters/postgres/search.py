@@ -132,7 +132,7 @@ class PgRetrieval(PgDenseRetrieval):
                 # ...so recall skips it for those: most candidates hold one group of several,
                 # and a match test (a binary search in the tsvector) costs far less than
                 # ts_rank_cd (which measures the whole tsvector and builds a cover). Same
-                # scores to the bit: the skipped term was 0 (tests/integration/test_pg_keyword_shape).
+                # scores to the bit: the skipped term was 0 (test_pg_keyword_shape.py).
                 parts.append(f"CASE WHEN t.recall @@ %s::tsquery THEN %s * {rank}%s::tsquery, "
                              f"{RANK_NORMALISATION}) ELSE 0 END")
                 params += [query, bm25_idf(df, total), query]

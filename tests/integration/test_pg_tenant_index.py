@@ -153,3 +153,26 @@ def test_a_missing_table_index_is_looked_up_once_not_per_search(pg_database: str
         assert len(store.nearest(query, "rand", EPI, 10)) == 10
     assert lookups == ["pg_indexes"]
     store.close()
+
+
+def test_a_tenant_index_is_searched_with_its_own_smaller_ef_search(pg_database: str) -> None:
+    """A tenant's own index: TENANT_EF_PER_RESULT x the pool; the table index keeps
+    EF_PER_RESULT (its graph holds every tenant and was built insert by insert)."""
+    _tenants(pg_database, {BIG: 700, "whole": 2500}, small=50)
+    efs: dict[str, list[str]] = {}
+    stores = {t: PostgresStore(pg_database, tenant=t) for t in (BIG, "whole")}
+    assert stores[BIG].maintain_index("rand") is True
+    for tenant, store in stores.items():
+        run = store._pool.run  # noqa: SLF001
+
+        def spied(work: object, settings: dict[str, str] | None = None, _t: str = tenant,
+                  _run: object = run) -> object:
+            efs.setdefault(_t, []).extend([settings["hnsw.ef_search"]]
+                                          if settings and "hnsw.ef_search" in settings else [])
+            return _run(work, settings)  # type: ignore[operator]
+
+        store._pool.run = spied  # type: ignore[method-assign]  # noqa: SLF001
+        assert len(store.nearest(random_vectors(1, 32, seed=6)[0], "rand", EPI, 120)) == 120
+        store.close()
+    assert efs == {BIG: [str(int(pg_dense.TENANT_EF_PER_RESULT * 120))],
+                   "whole": [str(int(pg_dense.EF_PER_RESULT * 120))]}
