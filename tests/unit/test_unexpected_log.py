@@ -1,4 +1,4 @@
-"""Unexpected failures are logged by type and place, never by message (tinycontext/app/unexpected)."""
+"""Unexpected failures are logged by type and place, never by message (app/unexpected.py)."""
 
 from __future__ import annotations
 
@@ -37,7 +37,7 @@ def test_a_long_or_cyclic_chain_is_cut() -> None:
     first.__cause__, second.__cause__ = second, first  # a cycle
     assert describe(first).splitlines()[0] == "ValueError (caused by TypeError)"
     errors = [OSError(str(i)) for i in range(MAX_CHAIN + 3)]
-    for a, b in zip(errors, errors[1:]):
+    for a, b in zip(errors, errors[1:], strict=False):
         a.__cause__ = b
     assert describe(errors[0]).count("caused by") == MAX_CHAIN - 1
 
