@@ -17,6 +17,7 @@ from tinycontext.adapters.sqlite import mirror_cells, mirror_file
 from tinycontext.adapters.sqlite.dense import PREFETCH_MODELS
 from tinycontext.adapters.sqlite.mirror import VectorMirror
 from tinycontext.adapters.sqlite.store import SqliteStore
+from tinycontext.ports.store import Scope
 
 from .test_vector_mirror import EPISODIC, MODEL, _add, _ids, _memory, _vectors
 
@@ -312,3 +313,20 @@ def _stale(conn: object) -> int:
     return int(conn.execute(  # type: ignore[attr-defined]
         "SELECT count(*) FROM vector_index WHERE cell_key < ?",
         (version << sqlite_ivf.CELL_BITS,)).fetchone()[0])
+
+
+def test_batched_exact_scores_rank_as_one_query_at_a_time(tmp_path: Path) -> None:
+    store = SqliteStore(tmp_path / "b.db")
+    vectors = _vectors(300)
+    _add(store, vectors, 0)
+    _add(store, vectors[:40], 1000)  # exact duplicates: ties broken by created_at, then id
+    _add(store, vectors[40:80], 2000, session="s1")
+    queries = [v.tobytes() for v in vectors[:12]] + [_vectors(4, seed=71)[i].tobytes()
+                                                    for i in range(4)]
+    for scope in (EPISODIC, Scope("episodic", None, exact=True), Scope("episodic", "s1")):
+        batch = store.nearest_many(queries, MODEL, scope, 5)
+        single = [store.nearest(q, MODEL, scope, 5) for q in queries]
+        assert [[(h.memory.id, h.score) for h in r] for r in batch] == [
+            [(h.memory.id, h.score) for h in r] for r in single]
+        assert any(len({h.score for h in r}) < len(r) for r in batch) or scope.session_id
+    store.close()
