@@ -330,3 +330,11 @@ def test_batched_exact_scores_rank_as_one_query_at_a_time(tmp_path: Path) -> Non
             [(h.memory.id, h.score) for h in r] for r in single]
         assert any(len({h.score for h in r}) < len(r) for r in batch) or scope.session_id
     store.close()
+
+
+def test_probe_sizes_for_a_pool_and_for_a_few_neighbours() -> None:
+    rows = mirror_cells.probe_rows
+    assert rows(200, 1_000_000) == 30_000  # PROBE_SHARE of the scope for a recall pool
+    assert rows(5, 1_000_000) == 3_000  # a tenth of that for a save's 5 neighbours
+    assert rows(5, 100_000) == 2_000  # never under ROWS_PER_RESULT a result
+    assert rows(200, 100_000) == mirror_cells.MIN_PROBE_ROWS  # nor a pool under the floor
