@@ -26,6 +26,18 @@ def hamming(columns: Any, bits: Sequence[bytes]) -> Any:
     return distances
 
 
+def hamming_each(columns: Any, bits: Sequence[bytes], owner: Any) -> Any:
+    """Hamming distance of each column to the sign bits of the query that owns it
+    (`owner[i]` indexes `bits`): one pass for several queries' own columns."""
+    np = native.numpy()
+
+    words = np.stack([np.frombuffer(word_bytes(b), dtype=np.uint64) for b in bits])[owner]
+    distances = np.bitwise_count(columns[0] ^ words[:, 0]).astype(np.uint16)
+    for i in range(1, words.shape[1]):
+        distances += np.bitwise_count(columns[i] ^ words[:, i])
+    return distances
+
+
 def smallest(distances: Any, count: int, seqs: Any) -> Any:
     """Indexes of the `count` smallest small-integer distances, ties at the cut broken by
     seq (so the choice does not depend on slot order). A counting pass finds the threshold:
