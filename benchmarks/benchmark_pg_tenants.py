@@ -125,6 +125,7 @@ def measure(url: str, layout: tuple[int, int], sample: list[int], matrix: Any,
     shared = SharedPgPool(url)
     config = make_config(Path("/nonexistent/unused.db"), args.model, **settings(args))
     recall_ms, dense_ms, overlaps, own = [], [], [], 0
+    per_tenant = []
     for n, t in enumerate(sample):
         store = PostgresStore(shared, tenant=f"tenant-{t:05d}")
         service = build_service(config, store=store, embedder=embedder, background=False)
@@ -144,7 +145,13 @@ def measure(url: str, layout: tuple[int, int], sample: list[int], matrix: Any,
             approx = [row_of(h.memory.id) - t * each for h in hits[:10]]
             overlaps.append(overlap_at_k(mine, len(mine), query_vectors[i], approx, 10))
         service.close()
-        progress(f"{label}: tenant {t}: dense recall@10 {mean(overlaps[-args.queries:]):.3f}")
+        mine_ms = recall_ms[-args.queries:]
+        per_tenant.append({"tenant": t, "recall_p50_ms": percentile(mine_ms, 50),
+                           "recall_p95_ms": percentile(mine_ms, 95),
+                           "dense_recall_at_10": mean(overlaps[-args.queries:])})
+        progress(f"{label}: tenant {t}: recall p50/p95 {per_tenant[-1]['recall_p50_ms']:.1f}/"
+                 f"{per_tenant[-1]['recall_p95_ms']:.1f} ms, dense recall@10 "
+                 f"{mean(overlaps[-args.queries:]):.3f}")
     shared.close()
     return {
         "tenants_with_own_index": own,
@@ -152,6 +159,7 @@ def measure(url: str, layout: tuple[int, int], sample: list[int], matrix: Any,
         "dense_ms": {"p50": percentile(dense_ms, 50), "p95": percentile(dense_ms, 95)},
         "dense_recall_at_10_vs_exact": mean(overlaps),
         "dense_recall_at_10_min": min(overlaps),
+        "per_tenant": per_tenant,
     }
 
 
