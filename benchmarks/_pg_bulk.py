@@ -1,16 +1,62 @@
 """Bulk loading for benchmark_pg_tenants.py: tenants' memories copied into one PostgreSQL
-table as the store would write them."""
+table as the store would write them, and the databases they go in (fresh, or kept between
+runs)."""
 
 from __future__ import annotations
 
 import time
 import uuid
+from pathlib import Path
 from typing import Any
 
 from benchmarks._common import Progress
 from benchmarks.benchmark_million import stored_items
+from benchmarks.benchmark_pg import APP_ROLE
 
 LOAD_BATCH = 1000
+
+
+def fresh_database(admin_url: str, app_url: str, name: str) -> str:
+    """A new database owned by the benchmark role, with pgvector; its store URL."""
+    import psycopg
+
+    with psycopg.connect(admin_url, autocommit=True) as conn:
+        conn.execute(f"DROP DATABASE IF EXISTS {name}")  # a kept load that did not finish
+        conn.execute(f"CREATE DATABASE {name} OWNER {APP_ROLE}")
+    with psycopg.connect(admin_url.replace("/postgres?", f"/{name}?"), autocommit=True) as conn:
+        conn.execute("CREATE EXTENSION vector")
+    return app_url.replace("/tinycontext_bench?", f"/{name}?")
+
+
+def kept_postgres(folder: Path, shared_buffers: str | None) -> tuple[str, Any]:
+    """(store URL template, server) of the kept server in `folder`, started by this process
+    (so at its priority) with `shared_buffers` (None: the server's default); the benchmark
+    role is created on first use."""
+    import pgserver
+    import psycopg
+
+    from benchmarks.benchmark_pg import DATABASE
+
+    server = pgserver.get_server(folder / "pgdata", cleanup_mode="stop")
+    admin = server.get_uri()
+    with psycopg.connect(admin, autocommit=True) as conn:
+        if not conn.execute("SELECT 1 FROM pg_roles WHERE rolname = %s", (APP_ROLE,)).fetchone():
+            conn.execute(f"CREATE ROLE {APP_ROLE} LOGIN")
+        wanted = shared_buffers or "DEFAULT"
+        current = conn.execute("SELECT setting FROM pg_file_settings "
+                               "WHERE name = 'shared_buffers' AND applied").fetchone()
+        if (current[0] if current else "DEFAULT") != wanted:
+            if shared_buffers:
+                conn.execute(f"ALTER SYSTEM SET shared_buffers = '{shared_buffers}'")
+            else:
+                conn.execute("ALTER SYSTEM RESET shared_buffers")
+            restart = True
+        else:
+            restart = False
+    if restart:  # shared_buffers takes effect at start
+        server.cleanup()
+        server = pgserver.get_server(folder / "pgdata", cleanup_mode="stop")
+    return admin.replace("postgres:@/postgres?", f"{APP_ROLE}@/{DATABASE}?"), server
 
 
 def text_rows(first: list[str], texts: Any, count: int, tokenizer: Any,

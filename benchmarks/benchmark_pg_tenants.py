@@ -54,13 +54,13 @@ from benchmarks._common import (  # noqa: E402
     warn_if_busy,
     write_json,
 )
-from benchmarks._pg_bulk import load, text_rows  # noqa: E402
+from benchmarks._pg_bulk import fresh_database, kept_postgres, load, text_rows  # noqa: E402
 from benchmarks.benchmark_million import (  # noqa: E402
     combined_vectors,
     real_documents,
     row_of,
 )
-from benchmarks.benchmark_pg import APP_ROLE, start_postgres  # noqa: E402
+from benchmarks.benchmark_pg import start_postgres  # noqa: E402
 from benchmarks.benchmark_speed import DEFAULT_DATA, overlap_at_k  # noqa: E402
 from benchmarks.metrics import mean, percentile  # noqa: E402
 
@@ -98,18 +98,6 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                         "(default: PostgreSQL's, 128MB)")
     add_common_arguments(parser)
     return parser.parse_args(argv)
-
-
-def fresh_database(admin_url: str, app_url: str, name: str) -> str:
-    """A new database owned by the benchmark role, with pgvector; its store URL."""
-    import psycopg
-
-    with psycopg.connect(admin_url, autocommit=True) as conn:
-        conn.execute(f"DROP DATABASE IF EXISTS {name}")  # a kept load that did not finish
-        conn.execute(f"CREATE DATABASE {name} OWNER {APP_ROLE}")
-    with psycopg.connect(admin_url.replace("/postgres?", f"/{name}?"), autocommit=True) as conn:
-        conn.execute("CREATE EXTENSION vector")
-    return app_url.replace("/tinycontext_bench?", f"/{name}?")
 
 
 def measure(url: str, layout: tuple[int, int], sample: list[int], matrix: Any,
@@ -179,37 +167,6 @@ def upkeep(url: str, sample: list[int], key: str, progress: Progress) -> list[fl
             started = time.perf_counter()
     shared.close()
     return steps
-
-
-def kept_postgres(folder: Path, shared_buffers: str | None) -> tuple[str, Any]:
-    """(store URL template, server) of the kept server in `folder`, started by this process
-    (so at its priority) with `shared_buffers` (None: the server's default); the benchmark
-    role is created on first use."""
-    import pgserver
-    import psycopg
-
-    from benchmarks.benchmark_pg import DATABASE
-
-    server = pgserver.get_server(folder / "pgdata", cleanup_mode="stop")
-    admin = server.get_uri()
-    with psycopg.connect(admin, autocommit=True) as conn:
-        if not conn.execute("SELECT 1 FROM pg_roles WHERE rolname = %s", (APP_ROLE,)).fetchone():
-            conn.execute(f"CREATE ROLE {APP_ROLE} LOGIN")
-        wanted = shared_buffers or "DEFAULT"
-        current = conn.execute("SELECT setting FROM pg_file_settings "
-                               "WHERE name = 'shared_buffers' AND applied").fetchone()
-        if (current[0] if current else "DEFAULT") != wanted:
-            if shared_buffers:
-                conn.execute(f"ALTER SYSTEM SET shared_buffers = '{shared_buffers}'")
-            else:
-                conn.execute("ALTER SYSTEM RESET shared_buffers")
-            restart = True
-        else:
-            restart = False
-    if restart:  # shared_buffers takes effect at start
-        server.cleanup()
-        server = pgserver.get_server(folder / "pgdata", cleanup_mode="stop")
-    return admin.replace("postgres:@/postgres?", f"{APP_ROLE}@/{DATABASE}?"), server
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
