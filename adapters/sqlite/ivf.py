@@ -168,9 +168,9 @@ class IvfIndex:
     def step(self, pool: Any, model_id: int) -> bool:
         """One bounded unit of upkeep; True while more remains."""
         with pool.lease() as conn:
-            rows = int(conn.execute(
-                "SELECT count(*) FROM vector_index WHERE model_id = ?", (model_id,)
-            ).fetchone()[0])
+            # The cached count: this runs after every few seconds of writes, and only a
+            # fourfold growth re-clusters (a count is ~0.1 s at 1,000,000 vectors).
+            rows = self.rows(conn, model_id)
             current = self.current(conn, model_id)
             trained_on = 0
             if current is not None:
@@ -226,11 +226,13 @@ class IvfIndex:
             (model_id, floor, RETAG_BATCH),
         )
         if not stale:
-            with pool.write() as conn:  # old clusterings are no longer referenced
-                conn.execute(
-                    "DELETE FROM vector_centroids WHERE model_id = ? AND version < ?",
-                    (model_id, current.version),
-                )
+            if pool.read("SELECT 1 FROM vector_centroids WHERE model_id = ? AND version < ? "
+                         "LIMIT 1", (model_id, current.version)):
+                with pool.write() as conn:  # old clusterings are no longer referenced
+                    conn.execute(
+                        "DELETE FROM vector_centroids WHERE model_id = ? AND version < ?",
+                        (model_id, current.version),
+                    )
             return False
         tags = list(zip(current.tag_many([blob for _, blob in stale]),
                         [seq for seq, _ in stale], strict=True))

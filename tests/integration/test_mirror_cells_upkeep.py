@@ -6,6 +6,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import pytest
+
+from tinycontext.adapters.sqlite import ivf as sqlite_ivf
+from tinycontext.adapters.sqlite import mirror_cells
 from tinycontext.adapters.sqlite.store import SqliteStore
 
 from .test_vector_mirror import MODEL, _add, _memory, _vectors
@@ -43,4 +47,26 @@ def test_pending_rows_still_come_in_seq_order(tmp_path: Path) -> None:
     found = [m.id for m in store.pending_embeddings(MODEL, 3)]
     assert found == [_memory(1).id, _memory(3).id, _memory(8).id]  # seqs 2, 4, 9
     assert len(store.pending_embeddings(MODEL, 10)) == 4
+    store.close()
+
+
+def test_idle_upkeep_of_a_clustered_store_neither_counts_nor_writes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(mirror_cells, "CELLS_FROM_BYTES", 0)  # clustered at any size
+    monkeypatch.setattr(sqlite_ivf, "TRAIN_AT", 100)
+    monkeypatch.setattr(sqlite_ivf, "MIN_CELLS", 8)
+    store = SqliteStore(tmp_path / "u.db")
+    _add(store, _vectors(300), 0)
+    while store.maintain_index(MODEL):
+        pass
+    statements: list[str] = []
+    with store._pool.lease() as conn:
+        conn.set_trace_callback(statements.append)
+        try:
+            assert store.maintain_index(MODEL) is False  # nothing to do
+        finally:
+            conn.set_trace_callback(None)
+    assert statements and not any("count(" in s or s.startswith(("DELETE", "BEGIN"))
+                                  for s in statements)
     store.close()
