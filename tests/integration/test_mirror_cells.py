@@ -338,3 +338,43 @@ def test_probe_sizes_for_a_pool_and_for_a_few_neighbours() -> None:
     assert rows(5, 1_000_000) == 3_000  # a tenth of that for a save's 5 neighbours
     assert rows(5, 100_000) == 2_000  # never under ROWS_PER_RESULT a result
     assert rows(200, 100_000) == mirror_cells.MIN_PROBE_ROWS  # nor a pool under the floor
+
+
+def test_writes_by_another_process_reach_the_cells(tmp_path: Path, small_cells: None) -> None:
+    path = tmp_path / "c.db"
+    writer, vectors = _clustered(path, 1200)
+    reader = SqliteStore(path)
+    assert _ids(reader, vectors[4])[0] == _memory(4).id
+    assert _mirror(reader)._cells.index is not None
+    fresh = _vectors(3, seed=81)
+    _add(writer, fresh, 8000)  # through another connection: the reader learns from the log
+    writer.delete(_memory(4).id, None, None)  # a grouped slot dies
+    for i, v in enumerate(fresh):
+        assert _ids(reader, v)[0] == _memory(8000 + i).id
+    assert _memory(4).id not in _ids(reader, vectors[4], 20)
+    reader._search._mirrors.clear()
+    reader.close()
+    writer.close()
+
+
+def test_a_copy_claiming_more_than_it_holds_is_ignored(
+    tmp_path: Path, small_cells: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(mirror_file, "MIN_ROWS", 10)
+    path = tmp_path / "c.db"
+    store, vectors = _clustered(path, 1200)
+    before = _ids(store, vectors[2], 10)
+    store.close()
+    copy = mirror_file.path_for(path, 1)
+    with open(copy, "rb") as source:
+        meta = json.loads(np.load(source).tobytes())
+        arrays = [np.load(source) for _ in range(6)]
+    del meta["format"]
+    assert mirror_file.save(copy, {**meta, "n": 10**12}, arrays)  # would be ~430 TB
+    monkeypatch.setattr(mirror_file, "MIN_ROWS", 10**9)
+    opened = SqliteStore(path)
+    opened._search._restoring.join()  # type: ignore[union-attr]
+    assert _mirror(opened).size() is None  # nothing restored, nothing allocated
+    assert _ids(opened, vectors[2], 10) == before  # loaded from SQL instead
+    opened._search._mirrors.clear()
+    opened.close()
