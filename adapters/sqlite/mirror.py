@@ -30,7 +30,7 @@ from tinycontext import native
 from tinycontext.ports.store import Scope
 
 from . import mirror_cells, mirror_file, mirror_load
-from .hamming import hamming, hamming_each, rescore, smallest, word_bytes
+from .hamming import hamming, rescore, smallest, word_bytes
 from .mirror_view import DEAD, MirrorUnusable, View, code, empty, grow, scope_mask
 
 # Above this many bytes of codes and bits the store searches in SQL (IVF) instead: about
@@ -263,7 +263,8 @@ class VectorMirror:
         index = self._cells.index
         if (not small and index is not None and index.generation == view.generation
                 and mirror_cells.serves(n, view.codes.shape[1])):
-            return self._in_cells(view, index, mask, in_scope, queries, bits, wanted, limit)
+            return mirror_cells.candidates(view, index, np.array(self._cells.moved, np.int64),
+                                           mask, in_scope, queries, bits, wanted, limit)
         columns = np.flatnonzero(mask) if small else None
         distances = hamming(view.bits[:, columns] if small else view.bits[:, :n], bits)
         out = []
@@ -275,34 +276,6 @@ class VectorMirror:
                 slots = smallest(distances[row], wanted, view.seqs[:n])
             out.append(rescore(view, slots, query, limit))
         return out
-
-    def _in_cells(self, view: View, index: mirror_cells.CellIndex, mask: Any, in_scope: int,
-                  queries: Sequence[bytes], bits: Sequence[bytes], wanted: int, limit: int
-                  ) -> list[list[int]]:
-        """`candidates` of each query among the slots of its nearest cells (and the tail).
-        The queries' slots are filtered, gathered and Hamming-scored together (a save's
-        lookups at 1,000,000 vectors spent most of their time in per-query numpy calls)."""
-        np = native.numpy()
-
-        moved = np.array(self._cells.moved, np.int64)
-        rows, share = mirror_cells.probe_rows(limit, in_scope), in_scope / view.n
-        picked = [index.slots(np.frombuffer(q, np.float32), view.n, rows, share, moved)
-                  for q in queries]
-        slots = np.concatenate(picked)
-        owner = np.repeat(np.arange(len(queries)), [len(p) for p in picked])
-        keep = mask[slots]
-        slots, owner = slots[keep], owner[keep]
-        distances = hamming_each(view.bits[:, slots], bits, owner)
-        bounds = np.searchsorted(owner, np.arange(len(queries) + 1))
-        out = []
-        for row, query in enumerate(queries):
-            mine = slots[bounds[row] : bounds[row + 1]]
-            if len(mine) > wanted:
-                mine = mine[smallest(distances[bounds[row] : bounds[row + 1]], wanted,
-                                     view.seqs[mine])]
-            out.append(rescore(view, mine, query, limit))
-        return out
-
 
 def _allocate(bits: bytes, codes: bytes | None, capacity: int) -> View:
     if codes is None or len(bits) >= 8192:  # Hamming distances must fit in uint16

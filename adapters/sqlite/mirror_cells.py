@@ -20,11 +20,13 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from tinycontext import native
 
+from .hamming import hamming_each, rescore, smallest
 from .ivf import CELL_BITS
 from .mirror_view import View
 
@@ -91,6 +93,34 @@ class CellIndex:
         # A moved slot may sit in its old cell too. Order does not matter otherwise: the
         # ranking that follows breaks ties by seq.
         return np.unique(picked) if len(moved) else picked
+
+
+def candidates(view: View, index: CellIndex, moved: Any, mask: Any, in_scope: int,
+               queries: Sequence[bytes], bits: Sequence[bytes], wanted: int, limit: int
+               ) -> list[list[int]]:
+    """The mirror's `candidates` of each query among the slots of its nearest cells (and
+    the tail), `mask` the scope's live slots. The queries' slots are filtered, gathered and
+    Hamming-scored together (a save's lookups at 1,000,000 vectors spent most of their time
+    in per-query numpy calls)."""
+    np = native.numpy()
+
+    rows, share = probe_rows(limit, in_scope), in_scope / view.n
+    picked = [index.slots(np.frombuffer(q, np.float32), view.n, rows, share, moved)
+              for q in queries]
+    slots = np.concatenate(picked)
+    owner = np.repeat(np.arange(len(queries)), [len(p) for p in picked])
+    keep = mask[slots]
+    slots, owner = slots[keep], owner[keep]
+    distances = hamming_each(view.bits[:, slots], bits, owner)
+    bounds = np.searchsorted(owner, np.arange(len(queries) + 1))
+    out = []
+    for row, query in enumerate(queries):
+        mine = slots[bounds[row] : bounds[row + 1]]
+        if len(mine) > wanted:
+            mine = mine[smallest(distances[bounds[row] : bounds[row + 1]], wanted,
+                                 view.seqs[mine])]
+        out.append(rescore(view, mine, query, limit))
+    return out
 
 
 def build(view: View, version: int, centroids: Any) -> CellIndex:
