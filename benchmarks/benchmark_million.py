@@ -32,7 +32,6 @@ import os
 import shutil
 import sys
 import time
-import uuid
 from pathlib import Path
 from typing import Any
 
@@ -53,10 +52,16 @@ from benchmarks._common import (  # noqa: E402
     warn_if_busy,
     write_json,
 )
+from benchmarks._million_build import (  # noqa: E402, F401 - the pg benchmarks import these here
+    build,
+    combined_vectors,
+    real_documents,
+    row_of,
+    stored_items,
+)
 from benchmarks.benchmark_speed import DEFAULT_DATA, cold_start  # noqa: E402
 from benchmarks.metrics import mean, percentile  # noqa: E402
 
-BUILD_BATCH = 5000
 TARGETS = {"recall_p95_ms": 50.0, "dense_recall_at_10": 0.95, "write_per_s": 200.0,
            "first_answer_s": 3.0, "peak_rss_mb": 1536.0}
 
@@ -84,109 +89,6 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--clean", action="store_true", help="delete --store-dir and exit")
     add_common_arguments(parser)
     return parser.parse_args(argv)
-
-
-def combined_vectors(real: Any, count: int, noise: float, seed: int) -> Any:
-    """`count` vectors: the real ones first, then noisy mixes of two real ones."""
-    import numpy as np
-
-    rng = np.random.default_rng(seed)
-    out = np.empty((count, real.shape[1]), dtype=np.float32)
-    out[: len(real)] = real
-    for start in range(len(real), count, 100_000):
-        n = min(100_000, count - start)
-        a, b = rng.integers(0, len(real), n), rng.integers(0, len(real), n)
-        w = rng.uniform(0.5, 0.9, n).astype(np.float32)[:, None]
-        mix = w * real[a] + (1 - w) * real[b]
-        mix += rng.standard_normal(mix.shape, dtype=np.float32) * (noise / np.sqrt(mix.shape[1]))
-        out[start : start + n] = mix / np.linalg.norm(mix, axis=1, keepdims=True)
-    return out
-
-
-def row_of(memory_id: str) -> int:
-    """Matrix row of a bulk memory: its id is uuid4-shaped from row + 1 (low bits intact)."""
-    return (uuid.UUID(memory_id).int & ((1 << 48) - 1)) - 1
-
-
-def stored_items(texts: list[str], vectors: Any, tokens: list[bytes | None], first: int,
-                 key: str, tokenizer: Any) -> list[Any]:
-    """Memories as a save would store them: id from the row, a minute apart, token bits."""
-    from tinycontext.domain.memory import Memory
-    from tinycontext.ports.store import NewMemory
-
-    out = []
-    for offset, (text, vector, bits) in enumerate(zip(texts, vectors, tokens, strict=True)):
-        n = first + offset
-        stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(1_600_000_000 + n * 60))
-        memory = Memory(str(uuid.UUID(int=n + 1, version=4)), text, "episodic", None, stamp,
-                        tokenizer.count(text), embedding_model=key)
-        out.append(NewMemory(memory, vector.astype("<f4").tobytes(), tokens=bits))
-    return out
-
-
-def real_documents(args: argparse.Namespace, folder: Path, embedder: Any, texts: Any,
-                   progress: Progress) -> tuple[str, Any, list[str], list[Any]]:
-    """(model key, tokenizer, the first --real-texts texts, their (vector, token bits)).
-
-    A throwaway service says how a save embeds: its model key (with the context and token
-    suffixes, so nothing is re-embedded later) and the token sign bits it stores."""
-    service = make_service(folder / "key.db", args.model, embedder=embedder, **settings(args))
-    key, tokenizer = service.model_key, service.tokenizer
-    first = [next(texts) for _ in range(args.real_texts)]
-    made: list[Any] = []
-    for start in range(0, len(first), 64):
-        made += service.embed_documents(first[start : start + 64])
-        progress.tick(f"embedded {len(made):,}/{len(first):,} real texts")
-    service.close()
-    for suffix in ("", "-wal", "-shm"):
-        Path(f"{folder / 'key.db'}{suffix}").unlink(missing_ok=True)
-    return key, tokenizer, first, made
-
-
-def build(args: argparse.Namespace, progress: Progress, embedder: Any, texts: Any) -> None:
-    import numpy as np
-
-    from tinycontext.adapters.sqlite.store import SqliteStore
-
-    folder = args.store_dir
-    free = shutil.disk_usage(folder).free
-    need = args.size * 6000  # ~4.5 KB of store (with token bits) and 1.5 KB of vectors
-    if free < 2 * need:
-        raise SystemExit(f"{free / 2**30:.1f} GB free in {folder}: need about "
-                         f"{2 * need / 2**30:.1f} GB (the store, its vectors and a copy)")
-    progress(f"building {args.size:,} memories in {folder} ({need / 2**30:.1f} GB)")
-    key, tokenizer, first, made = real_documents(args, folder, embedder, texts, progress)
-    real = np.stack([np.frombuffer(v, "<f4") for v, _ in made])
-    matrix = combined_vectors(real, args.size, args.noise, args.seed)
-    np.save(folder / "vectors.npy", matrix)
-    # A combination borrows the token bits of its first source text (the late-interaction
-    # rescoring then reads as many bytes as for a real memory).
-    rng = np.random.default_rng(args.seed + 1)
-    store = SqliteStore(folder / "pristine.db")
-    started = time.perf_counter()
-    done = 0
-    while done < args.size:
-        n = min(BUILD_BATCH, args.size - done)
-        chunk = [first[i] if i < len(first) else next(texts) for i in range(done, done + n)]
-        bits = [made[i if i < len(first) else int(rng.integers(len(first)))][1]
-                for i in range(done, done + n)]
-        store.add(stored_items(chunk, matrix[done : done + n], bits, done, key, tokenizer))
-        done += n
-        progress.tick(f"stored {done:,}/{args.size:,} "
-                      f"({done / (time.perf_counter() - started):,.0f}/s)")
-    load_s = time.perf_counter() - started
-    started = time.perf_counter()
-    steps = 0
-    while store.maintain_index(key):  # what the background upkeep would do
-        steps += 1
-        progress.tick(f"index upkeep: {steps} steps")
-    store.close()
-    (folder / "build.json").write_text(json.dumps({
-        "size": args.size, "real_texts": args.real_texts, "noise": args.noise,
-        "seed": args.seed, "model_key": key, "load_s": load_s,
-        "upkeep_s": time.perf_counter() - started, "upkeep_steps": steps,
-    }), encoding="utf-8")
-    os.chmod(folder / "build.json", 0o600)
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
