@@ -20,6 +20,7 @@ from . import mirror_cells, mirror_file
 from .connection import ConnectionPool
 from .ivf import CELL_BITS, IvfIndex, count_ttl
 from .mirror import MAX_MIRROR_BYTES, MirrorUnusable, VectorMirror
+from .mirror_view import mirror_bytes
 from .rows import COLUMNS, memory_from_row, padded, scope_sql
 
 # Exact cosine is computed on twice as many sign-bit candidates as asked for (at least
@@ -75,8 +76,8 @@ class DenseRetrieval:
             # to load the mirror as it would without a copy.
             with contextlib.suppress(Exception), self._pool.lease() as conn:
                 dims = mirror.restore(conn)
-                if dims and mirror_cells.serves(mirror.size() or 0, dims):  # grouped too
-                    mirror.group(conn, self._ivf.current(conn, model_id))
+                if dims:
+                    self._group(conn, mirror, dims)
 
     def nearest(self, vector: Vector, model_key: str, scope: Scope, limit: int) -> list[Scored]:
         model_id = self._model_id(model_key)
@@ -126,17 +127,20 @@ class DenseRetrieval:
         if self.too_large(conn, model_id, dims, held):  # grown past the limit by this sync
             self._mirrors.pop(model_id, None)
             return None
-        # A large mirror scans only the nearest IVF cells (mirror_cells.py); the clustering
-        # comes from the store's upkeep, which runs for such stores (needs_cells).
-        mirror.group(conn, self._ivf.current(conn, model_id) if mirror_cells.serves(
-            held, dims) else None)
+        self._group(conn, mirror, dims)
         return mirror
+
+    def _group(self, conn: Any, mirror: VectorMirror, dims: int) -> None:
+        """A large mirror scans only the nearest IVF cells (mirror_cells.py); the clustering
+        comes from the store's upkeep, which runs for such stores (needs_cells)."""
+        large = mirror_cells.serves(mirror.size() or 0, dims)
+        mirror.group(conn, self._ivf.current(conn, mirror.model_id) if large else None)
 
     def too_large(self, conn: Any, model_id: int, dims: int, rows: int | None = None) -> bool:
         """Whether a model's vectors are too many to mirror (its search then runs in SQL)."""
         if rows is None:
             rows = self._ivf.rows(conn, model_id)
-        return rows * (dims + dims // 8 + 16) > MAX_MIRROR_BYTES
+        return mirror_bytes(rows, dims) > MAX_MIRROR_BYTES
 
     def needs_cells(self, conn: Any, model_id: int, dims: int) -> bool:
         """Whether a model's vectors are many enough for IVF cells (k-means and tags kept by

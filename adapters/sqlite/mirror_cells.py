@@ -28,7 +28,7 @@ from tinycontext import native
 
 from .hamming import hamming_each, rescore, smallest
 from .ivf import CELL_BITS
-from .mirror_view import View
+from .mirror_view import View, mirror_bytes
 
 # Mirrored bytes (codes, sign bits, seq) past which the cells serve: the mirror's old limit
 # (~430,000 vectors of 384 dimensions), so stores below it rank exactly as before.
@@ -49,7 +49,7 @@ REFRESH_SECONDS = 60.0
 
 def serves(rows: int, dims: int) -> bool:
     """Whether a mirror of `rows` vectors of `dims` dimensions searches by cells."""
-    return rows * (dims + dims // 8 + 16) > CELLS_FROM_BYTES
+    return mirror_bytes(rows, dims) > CELLS_FROM_BYTES
 
 
 def probe_rows(limit: int, in_scope: int) -> int:

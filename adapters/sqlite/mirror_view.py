@@ -50,6 +50,12 @@ def grow(view: View) -> View:
     return grown
 
 
+def mirror_bytes(rows: int, dims: int) -> int:
+    """Bytes a mirror of `rows` vectors holds: int8 codes, sign bits and a 16-byte seq/tag
+    per vector (the one size both the mirror limit and the cells' threshold compare)."""
+    return rows * (dims + dims // 8 + 16)
+
+
 def empty(words: int, dims: int, capacity: int) -> View:
     np = native.numpy()
 
