@@ -114,7 +114,8 @@ def score_fusion(
     candidate with the highest cosine adds DENSE_LEAD_WEIGHT x its lead over the second;
     those in `dated` (inside the period the question names) add DATE_CUE_WEIGHT.
     `base`: fusion_base of the same candidates, weights, keyword_ideal and dated, when the
-    caller already has it (recall ranks twice, before and after late interaction).
+    caller already has it (recall ranks twice, before and after late interaction); then
+    `keyword_ideal` and `dated` are not read again.
     """
     raw = list(base) if base is not None else fusion_base(
         candidates, weights, keyword_ideal, dated)

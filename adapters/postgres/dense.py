@@ -4,6 +4,7 @@ few rows) and as the fallback when it does."""
 
 from __future__ import annotations
 
+import threading
 import time
 from typing import Any
 
@@ -55,6 +56,9 @@ class PgDenseRetrieval:
     def __init__(self, pool: PgPool) -> None:
         self._pool = pool
         self._counts: dict[Any, tuple[float, int]] = {}
+        # Recalls of one store run on several threads at once: the eviction below (oldest
+        # first, by iteration) must not race another thread's insert.
+        self._counts_lock = threading.Lock()
 
     # -- shared ----------------------------------------------------------------------------
     def _cached(self, key: Any, count: Any, ttl: float = COUNT_TTL_SECONDS) -> int:
@@ -62,15 +66,21 @@ class PgDenseRetrieval:
         hit = self._counts.get(key)
         if hit is not None and now - hit[0] < ttl:
             return hit[1]
-        value = int(count())
-        self._counts.pop(key, None)
-        while len(self._counts) >= MAX_COUNTS:  # the oldest entry goes first
-            del self._counts[next(iter(self._counts))]
-        self._counts[key] = (now, value)
+        value = int(count())  # outside the lock: a count is a query
+        with self._counts_lock:
+            self._counts.pop(key, None)
+            while len(self._counts) >= MAX_COUNTS:  # the oldest entry goes first
+                del self._counts[next(iter(self._counts))]
+            self._counts[key] = (now, value)
         return value
 
-    def forget_counts(self) -> None:
-        self._counts.clear()
+    def forget_counts(self, key: Any = None) -> None:
+        """Drop one cached count (all of them when `key` is None)."""
+        with self._counts_lock:
+            if key is None:
+                self._counts.clear()
+            else:
+                self._counts.pop(key, None)
 
     # -- a tenant's own index --------------------------------------------------------------
     def has_own_index(self, dims: int) -> bool:
@@ -87,7 +97,7 @@ class PgDenseRetrieval:
         if not found or self.has_own_index(int(found[0][0])):
             return False
         dims = int(found[0][0])
-        self._counts.pop("table_rows", None)
+        self.forget_counts("table_rows")
         table = self._table_rows()
         live = int(self._pool.read(  # counted far enough to tell both limits apart
             f"SELECT count(*) FROM (SELECT 1 FROM {MEMORIES} WHERE tenant = %s AND dims = %s "
@@ -98,7 +108,7 @@ class PgDenseRetrieval:
         with self._pool.connection() as conn:
             built = build_tenant_index(conn, self._pool.tenant, dims, TENANT_INDEX_WORK_MEM,
                                        MAX_TENANT_INDEXES)
-        self._counts.pop(("own_index", dims), None)
+        self.forget_counts(("own_index", dims))
         return built
 
     def has_table_index(self, dims: int) -> bool:
