@@ -6,10 +6,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from tinycontext.rest import app_from_environment, create_app
-
-__all__ = ["app_from_environment", "create_app"]  # and `app`, built on access
-
 
 def __getattr__(name: str) -> Any:
     if name == "app":  # built on first access, by tinycontext.rest

@@ -30,7 +30,7 @@ def measure(store_dir: Path, model: str, question: str, samples: int,
             seed: int = 5) -> dict[str, Any]:
     files = sorted(store_dir.glob("*.db"))
     picked = random.Random(seed).sample(files, min(samples, len(files)))
-    from tinycontext.container import build_service, create_container
+    from tinycontext.entry.container import build_service, create_container
 
     # One model and tokenizer shared by every store, loaded before any opens (as the server).
     embedder = make_embedder(model, store_dir.parent / "models")

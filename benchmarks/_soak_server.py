@@ -2,7 +2,7 @@
 
     python benchmarks/_soak_server.py SAMPLES.jsonl EVERY [--no-heap-trim] serve --port 8123
 
-Runs `tinycontext.cli.main` with the remaining arguments, exactly as the `tinycontext` command
+Runs `tinycontext.entry.cli.main` with the remaining arguments, exactly as the `tinycontext` command
 would, while a daemon thread appends one JSON line every EVERY seconds to SAMPLES.jsonl with
 what the soak reports for this process (RSS, glibc heap, SQLite, Python blocks, mirror). The
 benchmark matches the lines to its saves by wall-clock time.
@@ -77,7 +77,7 @@ def main() -> int:
         argv = argv[1:]
     threading.Thread(target=sample_forever, args=(path, every), name="soak-sampler",
                      daemon=True).start()
-    from tinycontext.cli import main as tinycontext
+    from tinycontext.entry.cli import main as tinycontext
 
     return tinycontext(argv)
 

@@ -175,9 +175,9 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
 
     from tinycontext.adapters.postgres.store import PostgresStore
     from tinycontext.adapters.sqlite.store import SqliteStore
-    from tinycontext.container import build_service
     from tinycontext.domain.recall import candidate_pool
     from tinycontext.domain.text import recall_terms
+    from tinycontext.entry.container import build_service
     from tinycontext.ports.store import Scope
 
     progress = Progress("pg", args.quiet)

@@ -105,8 +105,8 @@ def measure(url: str, layout: tuple[int, int], sample: list[int], matrix: Any,
             args: argparse.Namespace, progress: Progress, label: str) -> dict[str, Any]:
     from tinycontext.adapters.postgres.connection import SharedPgPool
     from tinycontext.adapters.postgres.store import PostgresStore
-    from tinycontext.container import build_service
     from tinycontext.domain.recall import candidate_pool
+    from tinycontext.entry.container import build_service
     from tinycontext.ports.store import Scope
 
     _, each = layout

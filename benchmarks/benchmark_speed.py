@@ -148,7 +148,7 @@ def text_source(args: argparse.Namespace) -> tuple[Any, Any]:
 def import_times(runs: int) -> dict[str, dict[str, float]]:
     """Median and max seconds of `import X` in fresh interpreters."""
     out: dict[str, dict[str, float]] = {}
-    for module in ("tinycontext", "tinycontext.api"):
+    for module in ("tinycontext", "tinycontext.entry.api"):
         samples = []
         for _ in range(runs):
             done = subprocess.run(
@@ -407,8 +407,8 @@ def report(results: dict[str, Any], args: argparse.Namespace) -> None:
             ["`import tinycontext` median / max (s)",
              f"{results['imports']['tinycontext']['median_s']:.3f} / "
              f"{results['imports']['tinycontext']['max_s']:.3f}"],
-            ["`import tinycontext.api` median (s)",
-             f"{results['imports']['tinycontext.api']['median_s']:.3f}"],
+            ["`import tinycontext.entry.api` median (s)",
+             f"{results['imports']['tinycontext.entry.api']['median_s']:.3f}"],
             ["benchmark process peak RSS (MB, holds the exact-search matrix of "
              f"{results['matrix_mb']:.0f} MB)",
              results["checkpoints"][-1]["bench_process_peak_rss_mb"]],

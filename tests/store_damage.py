@@ -8,9 +8,9 @@ from pathlib import Path
 from tests.fakes import FixedClock, HashEmbedder, WordTokenizer
 from tinycontext.adapters.sqlite.driver import sqlite_module
 from tinycontext.adapters.sqlite.store import SqliteStore
-from tinycontext.config import TinyContextConfig
-from tinycontext.container import build_service
-from tinycontext.service import MemoryService
+from tinycontext.app.service import MemoryService
+from tinycontext.config.engine import TinyContextConfig
+from tinycontext.entry.container import build_service
 
 
 def open_service(path: Path) -> MemoryService:

@@ -13,15 +13,15 @@ from tinycontext.version import __version__ as __version__  # re-exported
 _EXPORTS = {
     "MemoryInput": "tinycontext.domain.memory",
     "TinyContextError": "tinycontext.domain.errors",
-    "TinyContextConfig": "tinycontext.config",
-    "MemoryService": "tinycontext.service",
-    "build_service": "tinycontext.api",
-    "save_memories": "tinycontext.api",
-    "recall_memories": "tinycontext.api",
-    "list_memories": "tinycontext.api",
-    "get_memory": "tinycontext.api",
-    "update_memory": "tinycontext.api",
-    "delete_memory": "tinycontext.api",
+    "TinyContextConfig": "tinycontext.config.engine",
+    "MemoryService": "tinycontext.app.service",
+    "build_service": "tinycontext.entry.container",
+    "save_memories": "tinycontext.entry.api",
+    "recall_memories": "tinycontext.entry.api",
+    "list_memories": "tinycontext.entry.api",
+    "get_memory": "tinycontext.entry.api",
+    "update_memory": "tinycontext.entry.api",
+    "delete_memory": "tinycontext.entry.api",
 }
 
 __all__ = [
@@ -31,8 +31,11 @@ __all__ = [
 ]
 
 if TYPE_CHECKING:
-    from tinycontext.api import (
-        build_service,
+    from tinycontext.app.service import MemoryService
+    from tinycontext.config.engine import TinyContextConfig
+    from tinycontext.domain.errors import TinyContextError
+    from tinycontext.domain.memory import MemoryInput
+    from tinycontext.entry.api import (
         delete_memory,
         get_memory,
         list_memories,
@@ -40,10 +43,7 @@ if TYPE_CHECKING:
         save_memories,
         update_memory,
     )
-    from tinycontext.config import TinyContextConfig
-    from tinycontext.domain.errors import TinyContextError
-    from tinycontext.domain.memory import MemoryInput
-    from tinycontext.service import MemoryService
+    from tinycontext.entry.container import build_service
 
 
 def __getattr__(name: str) -> Any:

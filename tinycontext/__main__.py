@@ -1,5 +1,5 @@
 """`python -m tinycontext`: the same as the `tinycontext` command."""
 
-from tinycontext.cli import main
+from tinycontext.entry.cli import main
 
 raise SystemExit(main())

@@ -3,8 +3,7 @@
     uvicorn tinycontext.rest:app --port 8001
 
 `app` is built on first access (module `__getattr__`), so importing this module opens
-nothing. The earlier import paths `tinycontext.adapters.rest_api:app` and
-`tinycontext.servers.fastapi_server:app` are shims that return this same app.
+nothing. The earlier import path `tinycontext.adapters.rest_api:app` returns this same app.
 """
 
 from __future__ import annotations
@@ -18,7 +17,7 @@ if TYPE_CHECKING:
     from fastapi import FastAPI
 
     from tinycontext.adapters.hosting.tenancy import Access
-    from tinycontext.management import Management
+    from tinycontext.app.management import Management
 
 
 def create_app(
@@ -36,11 +35,12 @@ def create_app(
     """The REST app over a container (or a MemoryService, or hosted mode's TenantStores).
 
     `mcp=True` also serves Streamable HTTP MCP at /mcp from the same process and service;
-    `hosts` turns on the Host-header check (see tinycontext.allowed_hosts); `on_shutdown` runs last;
+    `hosts` turns on the Host-header check (see tinycontext.config.allowed_hosts);
+    `on_shutdown` runs last;
     `warm` loads the embedding model in the background at startup. With `access.trust`
     (hosted mode) every route but /health needs a proxy-proven caller (401 otherwise) and
     works on that caller's own store; `management` adds the management resources to /mcp.
-    `ui` serves the memory browser at /ui (tinycontext/web_ui.py): behind the tenancy gate in
+    `ui` serves the memory browser at /ui (tinycontext/entry/web_ui.py): behind the tenancy gate in
     hosted mode, else signed in with `ui_token` (the link `tinycontext rest --ui` prints).
     """
     from tinycontext.adapters.rest.api import build_app
@@ -57,7 +57,7 @@ def create_app(
     if not ui:
         return app
     from tinycontext.adapters.web.security import new_token
-    from tinycontext.web_ui import mount_ui, ui_app
+    from tinycontext.entry.web_ui import mount_ui, ui_app
 
     pages = ui_app(container, hosts=hosts, access=access, token=ui_token or new_token())
     return mount_ui(app, pages)  # type: ignore[no-any-return]
@@ -66,9 +66,9 @@ def create_app(
 def app_from_environment(*, mcp: bool = False, bind_host: str | None = None) -> FastAPI:
     """The app a server process runs: config from file + env, telemetry from OTEL_*, hosted
     mode and management from TINYCONTEXT_TENANCY / TINYCONTEXT_MANAGEMENT (validated); the
-    steps are tinycontext.bootstrap's, as for `tinycontext rest`. Closing the stores and
+    steps are tinycontext.entry.bootstrap's, as for `tinycontext rest`. Closing the stores and
     flushing telemetry are the app's own shutdown."""
-    from tinycontext.bootstrap import open_server, read_settings
+    from tinycontext.entry.bootstrap import open_server, read_settings
 
     settings = read_settings()
     serving, shutdown = open_server("http", settings)

@@ -1,6 +1,5 @@
 """Turning an embedding_model setting into a runnable model: the presets (presets.py), a
-local model directory (model_dirs.py); the explicit preset download is downloads.py. The
-names of those modules are re-exported here, where users and tests import them."""
+local model directory (model_dirs.py); the explicit preset download is downloads.py."""
 
 from __future__ import annotations
 
@@ -9,27 +8,21 @@ from dataclasses import replace
 from pathlib import Path
 
 from . import onnx_int8
-from .downloads import download_preset
 from .model_dirs import resolve_directory
-from .onnx_embedder import ModelSpec, OnnxEmbedder
+from .onnx_embedder import OnnxEmbedder
+from .onnx_session import ModelSpec
 from .presets import (
     FAST_DIST,
     FAST_FILE,
     INTEGER_MATMUL_FILES,
     MINILM_TOKENIZER,
     PRESETS,
-    QUALITY_BASE_URL,
-    QUALITY_FILES,
     ModelNotAvailableError,
     Preset,
     file_sha256,
 )
 
-__all__ = [
-    "FAST_DIST", "FAST_FILE", "INTEGER_MATMUL_FILES", "MINILM_TOKENIZER", "PRESETS",
-    "QUALITY_BASE_URL", "QUALITY_FILES", "ModelNotAvailableError", "Preset", "create_embedder",
-    "download_preset", "file_sha256", "prepared_models_dir", "resolve_model",
-]
+__all__ = ["create_embedder", "prepared_models_dir", "resolve_model"]
 
 
 def resolve_model(name: str, models_dir: Path, cache_dir: Path | None = None) -> ModelSpec:
@@ -137,7 +130,7 @@ def _resolve_quality(models_dir: Path) -> ModelSpec:
         raise ModelNotAvailableError(
             f"the 'quality' embedding model ({preset.model_name}) is not installed: put its "
             f"model.onnx and tokenizer.json in {folder} - where a network exists, "
-            "`tinycontext.adapters.embedding.models.download_preset('quality', models_dir)` "
+            "`tinycontext.adapters.embedding.downloads.download_preset('quality', models_dir)` "
             "fetches them - or set embedding_model to 'balanced'"
         )
     return _spec(preset, model, tokenizer, file_sha256(model))

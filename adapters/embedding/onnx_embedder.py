@@ -2,7 +2,7 @@
 
 onnxruntime, tokenizers and numpy are imported on first use only, so importing this module (and
 `tinycontext`) stays fast; the session and tokenizer load lazily, once per instance. The spec,
-session, tokenizer and thread choices are in onnx_session (re-exported here).
+session, tokenizer and thread choices are in onnx_session.
 """
 
 from __future__ import annotations
@@ -18,9 +18,7 @@ from tinycontext.ports.embedder import Vector
 from tinycontext.ports.token_embedder import TokenEmbedder, TokenRows
 
 from .onnx_session import (
-    DEFAULT_MAX_INTRA_OP_THREADS,
     ModelSpec,
-    Pooling,
     create_session,
     default_intra_op_threads,
     load_tokenizer,
@@ -30,10 +28,8 @@ from .onnx_session import (
 from .onnx_tokens import content_token_rows
 
 __all__ = [
-    "DEFAULT_MAX_INTRA_OP_THREADS", "DEFAULT_MAX_PARALLEL_RUNS", "MAX_BATCH_TOKENS",
-    "MAX_PADDING_TOKENS", "ModelSpec",
-    "OnnxEmbedder", "Pooling", "create_session", "default_intra_op_threads", "load_tokenizer",
-    "pick_output", "plan_runs", "usable_cores",
+    "DEFAULT_MAX_PARALLEL_RUNS", "MAX_BATCH_TOKENS", "MAX_PADDING_TOKENS", "OnnxEmbedder",
+    "plan_runs"
 ]
 
 if TYPE_CHECKING:

@@ -7,8 +7,8 @@ anything else with 401 before any route, store or model is touched; the MCP laye
 `Access.caller` for every MCP message, because one MCP session can carry several users.
 
 The proven caller of the request being served lives in a context variable (`RequestScope`,
-tinycontext/request_scope.py); the per-user services (tenant_stores) read it, and release what
-they leased when it ends. `Access` is the transports' `CallerCheck` (tinycontext/callers.py):
+tinycontext/app/request_scope.py); the per-user services (tenant_stores) read it, and release what
+they leased when it ends. `Access` is the transports' `CallerCheck` (tinycontext/app/callers.py):
 the bootstrap passes it in, so neither transport imports this module. The 401 body is this
 module's own (`_unauthorized`), not REST's error table: the gate answers before any route.
 """
@@ -25,11 +25,13 @@ from collections.abc import MutableMapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from tinycontext.callers import UNAUTHORIZED_MESSAGE, Refused
-from tinycontext.request_scope import Caller, request_scope
+from tinycontext.app.callers import UNAUTHORIZED_MESSAGE, Refused
+from tinycontext.app.request_scope import Caller, request_scope
 
-__all__ = ["UNAUTHORIZED_MESSAGE", "Access", "ProxyTrust", "Refused", "TenantGate",
-           "bearer_token", "check_user_id", "header_values", "same_secret"]
+__all__ = [
+    "Access", "ProxyTrust", "TenantGate", "bearer_token", "check_user_id", "header_values",
+    "same_secret",
+]
 
 log = logging.getLogger("tinycontext.hosted")
 

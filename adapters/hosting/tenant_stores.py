@@ -3,7 +3,7 @@
 Each user's tenant key is HMAC-SHA256(tenant secret, user id), so nothing stored reveals who
 uses it: on SQLite it names the user's file, on PostgreSQL it is the `tenant` of their rows
 (see pg_tenants). Services are leased per request: the one of the request's proven caller
-(see tinycontext.request_scope) is looked up, or opened, and released when the request ends. The
+(see tinycontext.app.request_scope) is looked up, or opened, and released when the request ends. The
 least recently used services beyond `max_open` are closed (off the request path, and only
 once no request still uses them); every service shares the process's one embedding model.
 """
@@ -21,11 +21,11 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from tinycontext.app.request_scope import current_scope
+from tinycontext.app.service import MemoryService
+from tinycontext.app.service_source import RoutedServices
 from tinycontext.app.unexpected import log_unexpected
 from tinycontext.domain.errors import UnauthorizedError
-from tinycontext.request_scope import current_scope
-from tinycontext.service import MemoryService
-from tinycontext.service_source import RoutedServices
 
 log = logging.getLogger("tinycontext.hosted")
 STORE_SUFFIX = ".db"

@@ -16,10 +16,8 @@ from typing import Any
 
 from mcp.server.mcpserver import MCPServer
 
-from tinycontext import management as views
-from tinycontext.app.service import MemoryService
-from tinycontext.domain.errors import TinyContextError, UnauthorizedError
-from tinycontext.management import (
+from tinycontext.app import management as views
+from tinycontext.app.management import (
     BASE,
     DETAIL_TEMPLATE,
     MANIFEST_URI,
@@ -30,7 +28,9 @@ from tinycontext.management import (
     SERVICE_URI,
     Management,
 )
-from tinycontext.request_scope import Caller, current_scope
+from tinycontext.app.request_scope import Caller, current_scope
+from tinycontext.app.service import MemoryService
+from tinycontext.domain.errors import TinyContextError, UnauthorizedError
 
 from .errors import UNAUTHORIZED, rpc_error
 

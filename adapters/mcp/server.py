@@ -18,15 +18,15 @@ from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
 from mcp_types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import Field, ValidationError
 
+from tinycontext.app.callers import UNAUTHORIZED_MESSAGE, CallerCheck, LocalCallers, Refused
+from tinycontext.app.inputs import AtLeastOne, AtLeastZero, MemoryItem
+from tinycontext.app.management import Management
 from tinycontext.app.rendering import PROMPT_FRAMING
+from tinycontext.app.request_scope import request_scope
 from tinycontext.app.results import Result
+from tinycontext.app.service_source import service_source, warm_up
 from tinycontext.app.unexpected import log_unexpected
-from tinycontext.callers import UNAUTHORIZED_MESSAGE, CallerCheck, LocalCallers, Refused
 from tinycontext.domain.errors import InvalidRequestError, TinyContextError, UnauthorizedError
-from tinycontext.inputs import AtLeastOne, AtLeastZero, MemoryItem
-from tinycontext.management import Management
-from tinycontext.request_scope import request_scope
-from tinycontext.service_source import service_source, warm_up
 
 from . import prompts as text
 from .errors import UNAUTHORIZED, UNEXPECTED, rpc_error, tool_error

@@ -8,9 +8,9 @@ from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from typing import Any
 
-from tinycontext.allowed_hosts import allowed_hosts
-from tinycontext.callers import CallerCheck
-from tinycontext.management import Management
+from tinycontext.app.callers import CallerCheck
+from tinycontext.app.management import Management
+from tinycontext.config.allowed_hosts import allowed_hosts
 
 from .server import TinyContextMCP, create_mcp_server
 from .stdio import DRAIN_SECONDS, serve_stdio
@@ -128,4 +128,4 @@ def serve_http(app: Any, host: str, port: int, what: str) -> None:
     uvicorn.Server(config).run()
 
 
-__all__ = ["MCP_PATH", "http_app", "mountable", "run_stdio", "serve_http", "create_mcp_server"]
+__all__ = ["MCP_PATH", "http_app", "mountable", "run_stdio", "serve_http"]

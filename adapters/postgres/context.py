@@ -9,7 +9,7 @@ from tinycontext.domain.memory import Memory
 from tinycontext.ports.store import Scope
 
 from .connection import PgPool
-from .search import COLUMNS, MEMORIES, TERMS, memory_from_row, scope_sql, vector_text
+from .rows import COLUMNS, MEMORIES, TERMS, memory_from_row, scope_sql, vector_text
 from .text import recall_tsvector_literal
 
 

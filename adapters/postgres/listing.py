@@ -10,7 +10,8 @@ from tinycontext.domain.memory import format_timestamp, format_timestamp_ceil
 from tinycontext.ports.store import Page, Scored
 
 from .connection import PgPool
-from .search import COLUMNS, MEMORIES, TERMS, PgRetrieval, memory_from_row
+from .rows import COLUMNS, MEMORIES, TERMS, memory_from_row
+from .search import PgRetrieval
 from .text import all_query, group_query, query_groups
 
 DF_CAP = 12_001  # document frequencies for list search's scores are counted up to this

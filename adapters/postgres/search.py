@@ -25,13 +25,8 @@ from tinycontext.ports.store import Scope, Scored
 
 from .connection import PgPool
 from .dense import PgDenseRetrieval
-from .rows import COLUMNS, MEMORIES, TERMS, memory_from_row, scope_sql, vector_text
+from .rows import COLUMNS, MEMORIES, TERMS, memory_from_row, scope_sql
 from .text import RECALL_WEIGHTS, any_query, group_query, query_groups, tenant_tag
-
-__all__ = [  # the row helpers are imported from here by the store's other modules
-    "COLUMNS", "MEMORIES", "TERMS", "PgRetrieval", "memory_from_row", "scope_sql",
-    "vector_text",
-]
 
 RANK_NORMALISATION = 1 | 32
 # Words in a memory of typical length (15-40 words), for keyword_ideal.

@@ -15,15 +15,16 @@ from typing import Annotated, Any
 from fastapi import Body, FastAPI, Query, Request
 from fastapi.responses import JSONResponse
 
+from tinycontext.app.callers import CallerCheck
 from tinycontext.app.rendering import PLAIN
+from tinycontext.app.service import MemoryService
+from tinycontext.app.service_source import close_source, service_source, warm_up
 from tinycontext.app.unexpected import log_unexpected
-from tinycontext.callers import CallerCheck
 from tinycontext.domain.errors import InternalError, TinyContextError
-from tinycontext.service import MemoryService
-from tinycontext.service_source import close_source, service_source, warm_up
 
 from . import errors as rest_errors
 from . import models as m
+from . import responses as r
 from .guard import RequestGuardMiddleware
 from .telemetry import FASTAPI_TELEMETRY, RedactRequestSpan
 
@@ -60,7 +61,7 @@ def _errors(*codes: str) -> dict[int | str, dict[str, Any]]:
         "`invalid_request`: malformed request (not JSON, wrong types, missing or unknown fields)"
     )
     return {
-        status: {"model": m.ErrorResponse, "description": "; ".join(lines)}
+        status: {"model": r.ErrorResponse, "description": "; ".join(lines)}
         for status, lines in sorted(by_status.items())
     }
 
@@ -133,7 +134,7 @@ def build_app(
 
     common: dict[str, Any] = {"response_model_exclude_unset": True}
 
-    @app.post("/save_memories", response_model=m.SaveResponse,
+    @app.post("/save_memories", response_model=r.SaveResponse,
               responses={**_errors("empty_memory", "invalid_memory_kind", "invalid_request",
                                    "memory_too_large"),
                          200: {"description": "What was saved and skipped.", "links": SAVE_LINKS}},
@@ -152,13 +153,13 @@ def build_app(
             req.query, req.session_id, req.max_tokens, req.top_k, framing=PLAIN
         ).to_dict()
 
-    @app.post("/recall_memories", response_model=m.RecallResponse, responses=recall_errors,
+    @app.post("/recall_memories", response_model=r.RecallResponse, responses=recall_errors,
               **common)
     def recall_post(body: Annotated[m.RecallRequest | None, Body()] = None) -> Any:
         """Semantic recall with a query; recent memories without one (no scores then)."""
         return recall(body or m.RecallRequest())
 
-    @app.get("/recall_memories", response_model=m.RecallResponse, responses=recall_errors,
+    @app.get("/recall_memories", response_model=r.RecallResponse, responses=recall_errors,
              **common)
     def recall_get(params: Annotated[m.RecallQuery, Query()]) -> Any:
         """The same as POST, with query-string parameters."""
@@ -175,42 +176,42 @@ def build_app(
             req.search,
         ).to_dict()
 
-    @app.post("/list_memories", response_model=m.ListResponse, responses=list_errors, **common)
+    @app.post("/list_memories", response_model=r.ListResponse, responses=list_errors, **common)
     def list_post(body: Annotated[m.ListRequest | None, Body()] = None) -> Any:
         """Browse without ranking or budget: filters, sorting, keyword search, paging."""
         return browse(body or m.ListRequest())
 
-    @app.get("/list_memories", response_model=m.ListResponse, responses=list_errors, **common)
+    @app.get("/list_memories", response_model=r.ListResponse, responses=list_errors, **common)
     def list_get(params: Annotated[m.ListQuery, Query()]) -> Any:
         """The same as POST, with query-string parameters."""
         return browse(params)
 
-    @app.post("/get_memory", response_model=m.MemoryDetail, responses=_errors(*ID_ERRORS),
+    @app.post("/get_memory", response_model=r.MemoryDetail, responses=_errors(*ID_ERRORS),
               **common)
     def get_post(body: m.MemoryIdRequest) -> Any:
         """One memory in full with its lifecycle fields (not counted as a recall)."""
         return get_service().detail(body.memory_id).to_dict()
 
-    @app.get("/get_memory", response_model=m.MemoryDetail, responses=_errors(*ID_ERRORS),
+    @app.get("/get_memory", response_model=r.MemoryDetail, responses=_errors(*ID_ERRORS),
              **common)
     def get_get(params: Annotated[m.MemoryIdRequest, Query()]) -> Any:
         """The same as POST, with the id or ref as a query parameter."""
         return get_service().detail(params.memory_id).to_dict()
 
-    @app.post("/update_memory", response_model=m.UpdateResponse,
+    @app.post("/update_memory", response_model=r.UpdateResponse,
               responses=_errors(*ID_ERRORS, "memory_already_superseded", "memory_too_large"),
               **common)
     def update_memory(body: m.UpdateRequest) -> Any:
         """Replace a memory's content with a new version; the old one is kept, hidden."""
         return get_service().update(body.memory_id, body.content).to_dict()
 
-    @app.post("/delete_memory", response_model=m.DeleteResponse, responses=_errors(*ID_ERRORS),
+    @app.post("/delete_memory", response_model=r.DeleteResponse, responses=_errors(*ID_ERRORS),
               **common)
     def delete_memory(body: m.MemoryIdRequest) -> Any:
         """Delete a memory for good; an older version it replaced becomes current again."""
         return get_service().delete(body.memory_id).to_dict()
 
-    @app.get("/health", response_model=m.Health)
+    @app.get("/health", response_model=r.Health)
     def health() -> Any:
         """Liveness: answers without touching the store or the model."""
         return {"status": "ok", "version": __version__}

@@ -1,12 +1,12 @@
 """REST's request guard: a foreign Host header gets 421, a body declared too large gets 413,
-before any route runs (the accepted names: tinycontext.allowed_hosts)."""
+before any route runs (the accepted names: tinycontext.config.allowed_hosts)."""
 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
 
-from tinycontext.allowed_hosts import host_allowed
+from tinycontext.config.allowed_hosts import host_allowed
 
 Scope = MutableMapping[str, Any]
 ASGIApp = Callable[[Scope, Any, Any], Awaitable[None]]

@@ -1,12 +1,12 @@
 """Pydantic request models of the REST API (SPEC section 7); the response models are in
-responses.py and re-exported here.
+responses.py.
 
 Types are checked here (a wrong type or a missing field is a 422); values are checked by the
 engine, so a blank content, a bad kind or sort, or top_k < 1 get the same error code in every
 adapter (the 400/404/409 table). The schema still states those value rules (ranges, lengths,
 patterns, taken from the domain's own constants) without enforcing them here, so a client
 reading the OpenAPI document knows them and the engine stays the one place that decides.
-Only pydantic, the pure domain and the shared input types (tinycontext.inputs, which the
+Only pydantic, the pure domain and the shared input types (tinycontext.app.inputs, which the
 MCP server validates too) are imported.
 """
 
@@ -16,64 +16,22 @@ from typing import Annotated
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from tinycontext.domain.limits import MAX_ITEMS_PER_SAVE, MAX_QUERY_CHARS
-from tinycontext.domain.listing import MAX_SEARCH_CHARS, SORTS
-from tinycontext.domain.memory import MAX_SESSION_CHARS
-from tinycontext.inputs import (
+from tinycontext.app.inputs import (
     AtLeastOne,
     AtLeastZero,
     Content,
     Kind,
     MemoryItem,
 )
-from tinycontext.inputs import stated as _stated
-from tinycontext.inputs import whole_number as _integer
-
-from .responses import (
-    DeleteResponse,
-    ErrorDetail,
-    ErrorResponse,
-    Health,
-    ListedMemory,
-    ListResponse,
-    MemoryDetail,
-    ProfileMemory,
-    RecalledMemory,
-    RecallResponse,
-    RefPair,
-    SavedItem,
-    SaveResponse,
-    Scores,
-    SimilarTo,
-    SkippedItem,
-    UpdateResponse,
-)
+from tinycontext.app.inputs import stated as _stated
+from tinycontext.app.inputs import whole_number as _integer
+from tinycontext.domain.limits import MAX_ITEMS_PER_SAVE, MAX_QUERY_CHARS
+from tinycontext.domain.listing import MAX_SEARCH_CHARS, SORTS
+from tinycontext.domain.memory import MAX_SESSION_CHARS
 
 __all__ = [
-    "DeleteResponse",
-    "ErrorDetail",
-    "ErrorResponse",
-    "Health",
-    "ListQuery",
-    "ListRequest",
-    "ListResponse",
-    "ListedMemory",
-    "MemoryDetail",
-    "MemoryIdRequest",
-    "ProfileMemory",
-    "RecallQuery",
-    "RecallRequest",
-    "RecallResponse",
-    "RecalledMemory",
-    "RefPair",
-    "SaveRequest",
-    "SaveResponse",
-    "SavedItem",
-    "Scores",
-    "SimilarTo",
-    "SkippedItem",
-    "UpdateRequest",
-    "UpdateResponse",
+    "ListQuery", "ListRequest", "MemoryIdRequest", "RecallQuery", "RecallRequest", "SaveRequest",
+    "UpdateRequest"
 ]
 
 SESSION = "Scope inside the store; omitted or null means the whole store."

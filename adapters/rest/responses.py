@@ -10,7 +10,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from tinycontext.inputs import KIND
+from tinycontext.app.inputs import KIND
 
 ID = "The memory's full id (uuid4)."
 REF = "First 12 hex characters of the id, dashes removed: accepted wherever an id is."

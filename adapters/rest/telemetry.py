@@ -2,7 +2,7 @@
 
 FastAPI (>= 0.13x) opens an HTTP server span per request whenever a tracer provider is
 installed, with `url.path` and `url.query` (the recall query, a session id, a search) among
-its attributes. Server processes filter everything at export (tinycontext.telemetry_export);
+its attributes. Server processes filter everything at export (tinycontext.telemetry.export);
 an application that mounts this app under its own providers has no such filter, so the
 outermost middleware overwrites, on the request's current span, every attribute outside the
 allow-list before the span ends. The route template (`http.route`), method, status and
@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from tinycontext.telemetry_policy import allowed
+from tinycontext.telemetry.policy import allowed
 
 REDACTED = "REDACTED"
 # FastAPI's native telemetry: no exporters of its own (OTLP settings are the server's), no

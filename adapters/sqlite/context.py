@@ -10,7 +10,7 @@ from tinycontext.domain.memory import Memory
 from tinycontext.ports.store import Scope
 
 from .connection import ConnectionPool
-from .search import COLUMNS, memory_from_row, scope_sql
+from .rows import COLUMNS, memory_from_row, scope_sql
 
 
 def latest(pool: ConnectionPool, scope: Scope) -> Memory | None:

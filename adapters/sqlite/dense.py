@@ -19,8 +19,8 @@ from . import ivf as sqlite_ivf
 from . import mirror_cells, mirror_file
 from .connection import ConnectionPool
 from .ivf import CELL_BITS, IvfIndex, count_ttl
-from .mirror import MAX_MIRROR_BYTES, MirrorUnusable, VectorMirror
-from .mirror_view import mirror_bytes
+from .mirror import MAX_MIRROR_BYTES, VectorMirror
+from .mirror_view import MirrorUnusable, mirror_bytes
 from .rows import COLUMNS, memory_from_row, padded, scope_sql
 
 # Exact cosine is computed on twice as many sign-bit candidates as asked for (at least

@@ -18,9 +18,9 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import IO, Any
 
+from tinycontext.app.transfer_format import parse_record, record
 from tinycontext.domain.chains import Links, mend_links
 from tinycontext.domain.memory import Memory
-from tinycontext.export_import import parse_record, record
 
 from .pages import (
     INDEX_INTERIOR,
@@ -29,7 +29,6 @@ from .pages import (
     TABLE_INTERIOR,
     TABLE_LEAF,
     PageFile,
-    UnreadableFileError,
 )
 
 # The memories table as every schema version lays it out (later versions only append).
@@ -49,7 +48,7 @@ MIN_MEMORY_COLUMNS = 13  # the first schema's columns; other tables of the store
 PROGRESS_SECONDS = 1.0
 ALL_KINDS = (TABLE_INTERIOR, TABLE_LEAF, INDEX_INTERIOR, INDEX_LEAF)
 
-__all__ = ["SalvageReport", "UnreadableFileError", "salvage_jsonl"]
+__all__ = ["SalvageReport", "salvage_jsonl"]
 
 
 @dataclass

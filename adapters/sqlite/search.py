@@ -13,14 +13,10 @@ from tinycontext.domain.text import fold, stem_groups
 from tinycontext.ports.store import Scope, Scored
 
 from .connection import ConnectionPool
-from .dense import DenseRetrieval, sign_bits
+from .dense import DenseRetrieval
 from .ivf import IvfIndex
 from .pages import varint
-from .rows import COLUMNS, memory_from_row, padded, scope_sql
-
-__all__ = [  # the row helpers and sign bits are imported from here by older callers
-    "COLUMNS", "Retrieval", "memory_from_row", "padded", "scope_sql", "sign_bits",
-]
+from .rows import COLUMNS, memory_from_row, scope_sql
 
 # Recall's BM25 over the columns (terms, stems, context): stems at 1, context lower.
 RECALL_BM25 = f"bm25(memory_fts, 0.0, 1.0, {KEYWORD_CONTEXT_WEIGHT})"

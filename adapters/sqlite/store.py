@@ -17,12 +17,8 @@ from . import context as sqlite_context
 from . import listing as sqlite_listing
 from .connection import ConnectionPool
 from .ivf import IvfIndex
-from .search import (
-    COLUMNS,
-    Retrieval,
-    memory_from_row,
-    padded,
-)
+from .rows import COLUMNS, memory_from_row, padded
+from .search import Retrieval
 
 
 class SqliteStore(Store):

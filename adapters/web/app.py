@@ -16,9 +16,9 @@ from starlette.responses import HTMLResponse, RedirectResponse, Response, Stream
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
+from tinycontext.app.request_scope import current_scope
 from tinycontext.app.unexpected import log_unexpected
 from tinycontext.domain.errors import InternalError, InvalidRequestError, TinyContextError
-from tinycontext.request_scope import current_scope
 
 from . import queries
 from .render import Renderer

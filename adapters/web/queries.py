@@ -17,11 +17,11 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+from tinycontext.app.management import single_store_facts
 from tinycontext.app.service import MemoryService
+from tinycontext.app.service_source import service_source
 from tinycontext.app.transfer_format import record
 from tinycontext.domain.listing import ListQuery, build_list_query, preview
-from tinycontext.management import single_store_facts
-from tinycontext.service_source import service_source
 
 PAGE_SIZE = 50
 CHAIN_LIMIT = 20  # versions shown each way; longer histories say "and older"
@@ -33,7 +33,7 @@ _cache_lock = threading.Lock()
 
 def service_getter(source: Any) -> Callable[[], MemoryService]:
     """The service of the request being served (a container, a service or hosted mode's
-    per-user services: see tinycontext.service_source)."""
+    per-user services: see tinycontext.app.service_source)."""
     return service_source(source)
 
 
@@ -143,7 +143,7 @@ def check_session(service: MemoryService, session: str | None) -> None:
 
 def export_lines(service: MemoryService, session: str | None,
                  embeddings: bool) -> Iterator[bytes]:
-    """The CLI's JSON Lines export (tinycontext/export_import.py), a page at a time."""
+    """The CLI's JSON Lines export (tinycontext/app/transfer.py), a page at a time."""
     for memory, vector in service.export_records(session):
         line = json.dumps(record(memory, vector, embeddings), ensure_ascii=False) + "\n"
         yield line.encode()

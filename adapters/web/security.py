@@ -20,7 +20,7 @@ from http.cookies import SimpleCookie
 from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit
 
-from tinycontext.allowed_hosts import host_allowed
+from tinycontext.config.allowed_hosts import host_allowed
 
 Scope = MutableMapping[str, Any]
 CSRF_FIELD = "csrf"

@@ -31,7 +31,7 @@ def test_help_everywhere_and_version(tmp_path: Path) -> None:
 def test_missing_server_extra_gives_an_install_hint(tmp_path: Path, command: str,
                                                     blocked: str) -> None:
     script = (f"import sys; sys.modules[{blocked!r}] = None\n"
-              f"from tinycontext.cli import main\nraise SystemExit(main([{command!r}]))")
+              f"from tinycontext.entry.cli import main\nraise SystemExit(main([{command!r}]))")
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
                           env=cli_env(tmp_path), timeout=60)
     assert done.returncode == 2 and done.stdout == ""
@@ -96,7 +96,7 @@ def test_http_servers_refuse_hosted_mode_without_its_settings(tmp_path: Path, co
 
 
 def test_doctor_never_prints_a_store_password() -> None:
-    from tinycontext.doctor import _redact
+    from tinycontext.entry.doctor import _redact
 
     assert _redact("postgresql://bob:hunter2@db:5432/mem") == "postgresql://bob:***@db:5432/mem"
     assert _redact("postgresql://db/mem") == "postgresql://db/mem"

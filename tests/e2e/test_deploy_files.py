@@ -16,7 +16,7 @@ import pytest
 
 from tests.e2e.servers import cli_env, free_port, tinycontext_command, wait_for_health
 from tests.integration.hosted_support import SECRET, TOKEN, proxy_headers
-from tinycontext.hosted import load_server_settings
+from tinycontext.hosted.settings import load_server_settings
 
 yaml = pytest.importorskip("yaml")  # PyYAML: installed with the core deps (via tokenizers)
 

@@ -14,10 +14,11 @@ from tests.e2e.servers import run_cli
 from tests.fakes import FixedClock, HashEmbedder, WordTokenizer
 from tinycontext.adapters.sqlite.store import SqliteStore
 from tinycontext.app import transfer as export_import
-from tinycontext.config import TinyContextConfig
-from tinycontext.container import build_service
-from tinycontext.export_import import ImportFormatError, export_jsonl, import_jsonl
-from tinycontext.service import MemoryService
+from tinycontext.app.service import MemoryService
+from tinycontext.app.transfer import export_jsonl, import_jsonl
+from tinycontext.app.transfer_format import ImportFormatError
+from tinycontext.config.engine import TinyContextConfig
+from tinycontext.entry.container import build_service
 
 FIELDS = {"id", "ref", "kind", "session_id", "content", "created_at", "content_tokens",
           "recall_count", "last_recalled_at", "superseded_by", "superseded_at", "supersedes",

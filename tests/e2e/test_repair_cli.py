@@ -12,7 +12,7 @@ import pytest
 
 from tests.e2e.servers import cli_env, run_cli, tinycontext_command
 from tests.store_damage import build_store, leaf_holding, smash
-from tinycontext.exporting import private_output
+from tinycontext.entry.exporting import private_output
 
 
 def _store(tmp_path: Path) -> Path:

@@ -1,6 +1,5 @@
 """The REST app's import paths: `tinycontext.rest:app` (canonical), and the earlier
-`tinycontext.adapters.rest_api:app` and `tinycontext.servers.fastapi_server:app`, which users'
-`uvicorn` commands name, all serve the one app."""
+`tinycontext.adapters.rest_api:app`, which users' `uvicorn` commands name, serve the one app."""
 
 from __future__ import annotations
 
@@ -20,10 +19,9 @@ def test_every_rest_import_path_gives_the_same_app(tmp_path: Path) -> None:
     code = (
         "import tinycontext.rest as canonical\n"
         "import tinycontext.adapters.rest_api as earlier\n"
-        "import tinycontext.servers.fastapi_server as release\n"
         "from fastapi import FastAPI\n"
         "assert isinstance(canonical.app, FastAPI)\n"
-        "assert canonical.app is earlier.app is release.app\n"
+        "assert canonical.app is earlier.app\n"
         "print('ok')\n"
     )
     out = subprocess.run([sys.executable, "-c", code], env=cli_env(tmp_path),
@@ -35,7 +33,7 @@ def test_every_rest_import_path_gives_the_same_app(tmp_path: Path) -> None:
 def test_earlier_release_path_runs_under_uvicorn(tmp_path: Path) -> None:
     port = free_port()
     process = subprocess.Popen(
-        [sys.executable, "-m", "uvicorn", "tinycontext.servers.fastapi_server:app",
+        [sys.executable, "-m", "uvicorn", "tinycontext.adapters.rest_api:app",
          "--host", "127.0.0.1", "--port", str(port), "--log-level", "warning"],
         env=cli_env(tmp_path), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
     )

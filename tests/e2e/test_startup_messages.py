@@ -105,7 +105,7 @@ def test_missing_server_extra_hint_names_this_checkout_before_the_release(
         tmp_path: Path) -> None:
     repo = Path(__file__).resolve().parents[2]
     script = ("import sys; sys.modules['mcp'] = None\n"
-              "from tinycontext.cli import main\nraise SystemExit(main(['mcp']))")
+              "from tinycontext.entry.cli import main\nraise SystemExit(main(['mcp']))")
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
                           env=cli_env(tmp_path), timeout=60)
     lines = done.stderr.splitlines()

@@ -40,7 +40,7 @@ def test_ui_help_is_complete(tmp_path):
 def test_ui_refuses_hosted_mode_with_what_to_do():
     from types import SimpleNamespace
 
-    from tinycontext.ui_command import HOSTED_REFUSAL, run_ui
+    from tinycontext.entry.ui_command import HOSTED_REFUSAL, run_ui
 
     with pytest.raises(SystemExit) as refused:
         run_ui(SimpleNamespace(hosted=True), "127.0.0.1", None, False)

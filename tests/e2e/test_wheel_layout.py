@@ -27,6 +27,16 @@ def test_wheel_installs_only_the_tinycontext_namespace(tmp_path: Path) -> None:
     assert tops == {"tinycontext"}
     assert "tinycontext/adapters/embedding/data/minilm-tokenizer.json" in names
     assert "tinycontext/domain/recall.py" in names and "tinycontext/ports/store.py" in names
+    # Every module of the checkout is in the wheel (a package missing from pyproject's list
+    # would be left out silently).
+    folders = {"tinycontext": "tinycontext", "domain": "tinycontext/domain",
+               "ports": "tinycontext/ports", "adapters": "tinycontext/adapters"}
+    checkout = {
+        f"{installed}/{path.relative_to(REPO / folder).as_posix()}"
+        for folder, installed in folders.items() for path in (REPO / folder).rglob("*.py")
+        if "__pycache__" not in path.parts
+    }
+    assert checkout - set(names) == set()
 
     env_dir = tmp_path / "venv"
     venv.EnvBuilder(with_pip=False).create(env_dir)

@@ -9,9 +9,9 @@ import pytest
 
 from tests.fakes import FixedClock, HashEmbedder, WordTokenizer
 from tinycontext.adapters.sqlite.store import SqliteStore
-from tinycontext.config import TinyContextConfig
-from tinycontext.container import build_service
-from tinycontext.service import MemoryService
+from tinycontext.app.service import MemoryService
+from tinycontext.config.engine import TinyContextConfig
+from tinycontext.entry.container import build_service
 
 
 @pytest.fixture
@@ -34,7 +34,7 @@ def sqlite_service(db_path: Path) -> Iterator[MemoryService]:
 @pytest.fixture(scope="session")
 def real_embedder():  # type: ignore[no-untyped-def]
     """The default ONNX model, loaded once for the whole test session."""
-    from tinycontext.container import shared_embedder
+    from tinycontext.entry.container import shared_embedder
 
     return shared_embedder("balanced", "/nonexistent-models-dir", 32)
 

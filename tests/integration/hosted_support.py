@@ -20,7 +20,7 @@ import httpx
 
 from tests.e2e.servers import free_port
 from tests.fakes import FixedClock, HashEmbedder, WordTokenizer
-from tinycontext.config import TinyContextConfig
+from tinycontext.config.engine import TinyContextConfig
 
 # Generated values (secrets.token_urlsafe): hosted mode refuses patterned ones like "ssss...".
 SECRET = "tenant-secret-6FTeYeoTYD4ex4Jp9UQGPCKHJHQoqClb3fH2jxrE"
@@ -107,7 +107,8 @@ def hosted_server(tmp_path: Path, *, kind: str = "rest", store_url: str = "",
     """A hosted server ("rest": REST + /mcp, "mcp": Streamable HTTP only) over fresh files,
     or over the PostgreSQL database of `store_url` (then without any store folder)."""
     from tinycontext.adapters.mcp.transports import http_app
-    from tinycontext.hosted import load_server_settings, open_serving
+    from tinycontext.hosted.serving import open_serving
+    from tinycontext.hosted.settings import load_server_settings
     from tinycontext.rest import create_app
 
     store_dir = tmp_path / "tenants"

@@ -16,11 +16,11 @@ from tests.e2e.servers import uvicorn_thread
 from tests.fakes import FixedClock, HashEmbedder, WordTokenizer
 from tinycontext.adapters.mcp.server import create_mcp_server
 from tinycontext.adapters.sqlite.store import SqliteStore
-from tinycontext.config import TinyContextConfig
-from tinycontext.container import build_service
+from tinycontext.app.service import MemoryService
+from tinycontext.config.engine import TinyContextConfig
 from tinycontext.domain.errors import TinyContextError
+from tinycontext.entry.container import build_service
 from tinycontext.rest import create_app
-from tinycontext.service import MemoryService
 
 
 def open_service(path: Path) -> MemoryService:

@@ -6,7 +6,7 @@ Global OpenTelemetry providers can be set only once per process, so the tests ru
 fresh interpreter. `raw`: in-memory exporters on plain SDK providers (what an application's
 own providers would see: TinyContext spans, FastAPI's HTTP spans after the REST app's
 redaction, MCP SDK spans). `filtered`: the providers servers install
-(`tinycontext.telemetry.install`), exporting through the allow-list.
+(`tinycontext.telemetry.setup.install`), exporting through the allow-list.
 """
 
 from __future__ import annotations
@@ -81,7 +81,7 @@ def _providers(mode: str) -> tuple[Any, Any]:
         def shutdown(self, timeout_millis: float = 30_000, **kwargs: Any) -> None:
             pass
 
-    from tinycontext.telemetry import install
+    from tinycontext.telemetry.setup import install
 
     collected = Collected()
     shutdown = install(spans, collected, {})
@@ -123,8 +123,8 @@ def _single_user_rest(db: Path) -> list[str]:
     from fastapi.testclient import TestClient
 
     from tests.fakes import HashEmbedder, WordTokenizer
-    from tinycontext.config import TinyContextConfig
-    from tinycontext.container import build_service
+    from tinycontext.config.engine import TinyContextConfig
+    from tinycontext.entry.container import build_service
     from tinycontext.rest import create_app
 
     service = build_service(TinyContextConfig(memory_db_path=str(db / "rest.db")),

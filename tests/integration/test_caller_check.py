@@ -1,4 +1,4 @@
-"""The HTTP transports take the caller check the bootstrap passes in (tinycontext.callers)."""
+"""The HTTP transports take the caller check the bootstrap passes in (tinycontext.app.callers)."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 
 from tinycontext.adapters.hosting.tenancy import Access, ProxyTrust, TenantGate
-from tinycontext.callers import CallerCheck, LocalCallers, Refused
-from tinycontext.request_scope import Caller
+from tinycontext.app.callers import CallerCheck, LocalCallers, Refused
+from tinycontext.app.request_scope import Caller
 
 
 class TeapotCheck:
@@ -47,8 +47,8 @@ def test_hosted_access_gates_with_its_own_gate() -> None:
 
 
 def _service(tmp_path: Path) -> Any:
-    from tinycontext.config import TinyContextConfig
-    from tinycontext.container import build_service
+    from tinycontext.config.engine import TinyContextConfig
+    from tinycontext.entry.container import build_service
     from tinycontext.testing import HashEmbedder
 
     return build_service(TinyContextConfig(memory_db_path=str(tmp_path / "m.db")),

@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 
-from tinycontext.config import TinyContextConfig
-from tinycontext.container import build_service
+from tinycontext.config.engine import TinyContextConfig
 from tinycontext.domain import recall
+from tinycontext.entry.container import build_service
 
 HIKES = [
     "On 2023-03-02 we went hiking at Lake Tahoe with the kids.",

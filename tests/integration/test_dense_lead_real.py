@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 
-from tinycontext.config import TinyContextConfig
-from tinycontext.container import build_service
+from tinycontext.config.engine import TinyContextConfig
 from tinycontext.domain import recall
+from tinycontext.entry.container import build_service
 
 QUESTION = "Can we ship releases over the holidays?"
 FACT = "Production deploys are frozen from 20 December until 5 January."

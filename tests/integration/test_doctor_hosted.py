@@ -11,7 +11,7 @@ import pytest
 
 from tests.e2e.servers import run_cli
 from tests.integration.hosted_support import hosted_env
-from tinycontext.doctor_hosted import check_tenant_folder
+from tinycontext.hosted.doctor import check_tenant_folder
 
 
 def _folder(tmp_path: Path, mode: int = 0o700) -> Path:

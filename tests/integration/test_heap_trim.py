@@ -45,7 +45,7 @@ def test_trimming_returns_free_heap_pages() -> None:
 
 THREADS = """
 import sys, threading
-from tinycontext.cli import main
+from tinycontext.entry.cli import main
 code = main(sys.argv[1:])
 print(sorted(t.name for t in threading.enumerate()), file=sys.stderr)
 raise SystemExit(code)

@@ -18,9 +18,9 @@ from tests.integration.hosted_support import OPERATOR, hosted_server, proxy_head
 from tinycontext.adapters.hosting.tenancy import Access
 from tinycontext.adapters.mcp.server import create_mcp_server
 from tinycontext.adapters.mcp.transports import http_app
-from tinycontext.config import TinyContextConfig
-from tinycontext.container import build_service
-from tinycontext.management import Management
+from tinycontext.app.management import Management
+from tinycontext.config.engine import TinyContextConfig
+from tinycontext.entry.container import build_service
 
 MEDIA = "application/vnd.tinysuite.manage+json"
 MANIFEST = "tinycontext://manage/manifest"

@@ -9,8 +9,9 @@ from pathlib import Path
 import pytest
 
 from tests.integration.hosted_support import OPERATOR, SECRET, TOKEN, hosted_env
-from tinycontext.adapters.hosting.tenancy import Access, ProxyTrust, Refused, check_user_id
-from tinycontext.hosted import HostedConfigError, load_server_settings
+from tinycontext.adapters.hosting.tenancy import Access, ProxyTrust, check_user_id
+from tinycontext.app.callers import Refused
+from tinycontext.hosted.settings import HostedConfigError, load_server_settings
 
 
 @pytest.fixture
@@ -115,8 +116,8 @@ def test_postgresql_hosted_mode_still_refuses_every_other_gap() -> None:
 
 
 def test_serving_refuses_settings_checked_for_the_other_backend(store_dir: Path) -> None:
-    from tinycontext.config import TinyContextConfig
-    from tinycontext.hosted import open_serving
+    from tinycontext.config.engine import TinyContextConfig
+    from tinycontext.hosted.serving import open_serving
 
     sqlite_checked = load_server_settings(hosted_env(store_dir))
     with pytest.raises(HostedConfigError, match="validated for SQLite but the store is "

@@ -9,7 +9,7 @@ import pytest
 
 from tests.integration.hosted_support import OPERATOR, SECRET, TOKEN, hosted_env
 from tinycontext.domain.entropy import estimated_bits
-from tinycontext.hosted import HostedConfigError, load_server_settings
+from tinycontext.hosted.settings import HostedConfigError, load_server_settings
 
 HINT = 'python -c "import secrets; print(secrets.token_urlsafe(48))"'
 
@@ -135,7 +135,7 @@ def test_values_the_hint_generates_always_pass() -> None:
 
 
 def test_the_switch_is_a_known_environment_name(tmp_path: Path) -> None:
-    from tinycontext.config import load_config
+    from tinycontext.config.settings import load_config
 
     config = load_config({"TINYCONTEXT_ALLOW_BROAD_TRUSTED_PROXIES": "on"},
                          config_file=tmp_path / "none.json")

@@ -12,10 +12,11 @@ import pytest
 
 from tests.fakes import FixedClock, HashEmbedder, WordTokenizer
 from tinycontext.adapters.sqlite.store import SqliteStore
-from tinycontext.config import TinyContextConfig
-from tinycontext.container import build_service
-from tinycontext.export_import import ImportFormatError, import_jsonl
-from tinycontext.service import MemoryService
+from tinycontext.app.service import MemoryService
+from tinycontext.app.transfer import import_jsonl
+from tinycontext.app.transfer_format import ImportFormatError
+from tinycontext.config.engine import TinyContextConfig
+from tinycontext.entry.container import build_service
 
 
 def _service(db: Path, **config: Any) -> MemoryService:

@@ -18,8 +18,8 @@ import json, sys
 from tests.fakes import FixedClock, HashEmbedder, WordTokenizer
 from tinycontext.adapters.sqlite.store import SqliteStore
 from tinycontext.adapters.sqlite import driver as sqlite_driver
-from tinycontext.config import TinyContextConfig
-from tinycontext.container import build_service
+from tinycontext.config.engine import TinyContextConfig
+from tinycontext.entry.container import build_service
 path = sys.argv[1]
 store = SqliteStore(path)
 svc = build_service(TinyContextConfig(memory_db_path=path), store=store, embedder=HashEmbedder(),

@@ -18,8 +18,8 @@ from tests.fakes import FixedClock, HashEmbedder, InMemoryStore
 from tinycontext.adapters.embedding.tiktoken_tokenizer import TiktokenTokenizer
 from tinycontext.adapters.mcp.render import PROFILE_INTRO, RECALL_INTRO
 from tinycontext.adapters.mcp.server import create_mcp_server
-from tinycontext.config import TinyContextConfig
-from tinycontext.service import MemoryService
+from tinycontext.app.service import MemoryService
+from tinycontext.config.engine import TinyContextConfig
 
 WORDS = (
     "deploy billing Postgres Marcell Friday v2.3.1 <script> & \"quoted\" it's 2026-03-09 "

@@ -16,10 +16,10 @@ from mcp.shared.exceptions import MCPError
 from tests.fakes import FixedClock, HashEmbedder, WordTokenizer
 from tinycontext.adapters.mcp.server import create_mcp_server
 from tinycontext.adapters.sqlite.store import SqliteStore
-from tinycontext.config import TinyContextConfig
-from tinycontext.container import build_service
-from tinycontext.management import Management
-from tinycontext.service import MemoryService
+from tinycontext.app.management import Management
+from tinycontext.app.service import MemoryService
+from tinycontext.config.engine import TinyContextConfig
+from tinycontext.entry.container import build_service
 
 INVALID_PARAMS = -32602
 

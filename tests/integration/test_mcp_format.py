@@ -26,8 +26,8 @@ from tinycontext.app.results import (
     RecallResult,
     Scores,
 )
-from tinycontext.config import TinyContextConfig
-from tinycontext.service import MemoryService
+from tinycontext.app.service import MemoryService
+from tinycontext.config.engine import TinyContextConfig
 
 NOW, LATER = "2026-07-31T10:15:00Z", "2026-07-31T10:16:00Z"
 PROFILE_HEAD = (

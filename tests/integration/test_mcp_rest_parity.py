@@ -20,10 +20,10 @@ from tests.fakes import FixedClock
 from tinycontext.adapters.embedding.tiktoken_tokenizer import TiktokenTokenizer
 from tinycontext.adapters.mcp.server import create_mcp_server
 from tinycontext.adapters.sqlite.store import SqliteStore
-from tinycontext.config import TinyContextConfig
-from tinycontext.export_import import export_jsonl
+from tinycontext.app.service import MemoryService
+from tinycontext.app.transfer import export_jsonl
+from tinycontext.config.engine import TinyContextConfig
 from tinycontext.rest import create_app
-from tinycontext.service import MemoryService
 
 pytestmark = pytest.mark.slow
 

@@ -22,8 +22,8 @@ from tests.fakes import FixedClock, HashEmbedder, WordTokenizer
 from tinycontext.adapters.mcp.server import create_mcp_server
 from tinycontext.adapters.mcp.stdio import serve_draining
 from tinycontext.adapters.sqlite.store import SqliteStore
-from tinycontext.config import TinyContextConfig
-from tinycontext.container import build_service
+from tinycontext.config.engine import TinyContextConfig
+from tinycontext.entry.container import build_service
 
 
 class SlowEmbedder(HashEmbedder):

@@ -17,9 +17,9 @@ from mcp import Client
 from tests.fakes import FixedClock, HashEmbedder, WordTokenizer
 from tinycontext.adapters.mcp.server import create_mcp_server
 from tinycontext.adapters.sqlite.store import SqliteStore
-from tinycontext.config import TinyContextConfig
-from tinycontext.container import build_service
-from tinycontext.service import MemoryService
+from tinycontext.app.service import MemoryService
+from tinycontext.config.engine import TinyContextConfig
+from tinycontext.entry.container import build_service
 
 TOOLS = {
     "save_memories": ["memories"],

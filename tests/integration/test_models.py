@@ -17,13 +17,10 @@ import numpy as np
 import pytest
 
 from tinycontext.adapters.embedding import models
-from tinycontext.adapters.embedding.models import (
-    ModelNotAvailableError,
-    create_embedder,
-    download_preset,
-    resolve_model,
-)
+from tinycontext.adapters.embedding.downloads import download_preset
+from tinycontext.adapters.embedding.models import create_embedder, resolve_model
 from tinycontext.adapters.embedding.onnx_embedder import OnnxEmbedder
+from tinycontext.adapters.embedding.presets import ModelNotAvailableError
 from tinycontext.domain.errors import TinyContextError
 from tinycontext.ports.embedder import Embedder
 

@@ -12,12 +12,10 @@ from typing import Any
 import numpy as np
 import pytest
 
-from tinycontext.adapters.embedding.models import (
-    ModelNotAvailableError,
-    create_embedder,
-    resolve_model,
-)
-from tinycontext.adapters.embedding.onnx_embedder import OnnxEmbedder, usable_cores
+from tinycontext.adapters.embedding.models import create_embedder, resolve_model
+from tinycontext.adapters.embedding.onnx_embedder import OnnxEmbedder
+from tinycontext.adapters.embedding.onnx_session import usable_cores
+from tinycontext.adapters.embedding.presets import ModelNotAvailableError
 from tinycontext.ports.embedder import Embedder
 
 pytestmark = pytest.mark.slow

@@ -16,15 +16,15 @@ import pytest
 from tests.e2e.servers import free_port, uvicorn_thread
 from tests.fakes import FixedClock, HashEmbedder, WordTokenizer
 from tests.pg_fixture import admin_url, temporary_database, with_database
-from tinycontext.config import TinyContextConfig
-from tinycontext.container import build_service
+from tinycontext.app.service import MemoryService
+from tinycontext.config.engine import TinyContextConfig
 from tinycontext.domain.errors import (
     StoreReadOnlyError,
     StoreUnavailableError,
     TinyContextError,
 )
+from tinycontext.entry.container import build_service
 from tinycontext.rest import create_app
-from tinycontext.service import MemoryService
 
 pytestmark = pytest.mark.slow
 READ_ONLY = "options=-c%20default_transaction_read_only%3Don"

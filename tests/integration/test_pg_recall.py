@@ -16,11 +16,11 @@ from tests.pg_fixture import temporary_database
 from tinycontext.adapters.postgres.store import PostgresStore
 from tinycontext.adapters.postgres.text import any_query, query_groups, tenant_tag
 from tinycontext.adapters.sqlite.store import SqliteStore
-from tinycontext.config import TinyContextConfig
-from tinycontext.container import build_service
+from tinycontext.app.service import MemoryService
+from tinycontext.config.engine import TinyContextConfig
 from tinycontext.domain.text import recall_terms
+from tinycontext.entry.container import build_service
 from tinycontext.ports.store import Scope, Store
-from tinycontext.service import MemoryService
 
 pytestmark = pytest.mark.slow
 

@@ -19,7 +19,7 @@ from mcp import Client
 from tests.e2e.servers import served_process
 from tests.pg_fixture import temporary_database
 from tinycontext.adapters.postgres.store import PostgresStore
-from tinycontext.export_import import iter_stored
+from tinycontext.app.transfer import iter_stored
 
 pytestmark = pytest.mark.slow
 

@@ -20,10 +20,10 @@ from tinycontext.adapters.postgres.connection import SharedPgPool, redact_url
 from tinycontext.adapters.postgres.doctor import check_postgres
 from tinycontext.adapters.postgres.schema import SCHEMA_VERSION
 from tinycontext.adapters.postgres.store import PostgresStore
-from tinycontext.config import TinyContextConfig
+from tinycontext.app.transfer import iter_stored
+from tinycontext.config.engine import TinyContextConfig
 from tinycontext.domain.errors import InvalidRequestError, MemoryAlreadySupersededError
 from tinycontext.domain.memory import Memory
-from tinycontext.export_import import iter_stored
 from tinycontext.ports.store import NewMemory, Scope
 
 EPI = Scope("episodic")

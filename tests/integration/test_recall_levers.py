@@ -13,12 +13,12 @@ from typing import Any
 
 import pytest
 
-from tinycontext.config import TinyContextConfig
-from tinycontext.container import build_service
+from tinycontext.app.service import MemoryService
+from tinycontext.app.vectors import cosine
+from tinycontext.config.engine import TinyContextConfig
 from tinycontext.domain.text import recall_terms
+from tinycontext.entry.container import build_service
 from tinycontext.ports.store import Scope
-from tinycontext.service import MemoryService
-from tinycontext.vectors import cosine
 
 SCOPE = Scope("episodic", "s")
 KEYS = "Zephyrine keeps the spare office keys in the blue tin."

@@ -19,10 +19,10 @@ from mcp import Client
 from tests.e2e.servers import uvicorn_thread
 from tests.fakes import FixedClock, HashEmbedder, WordTokenizer
 from tinycontext.adapters.sqlite.store import SqliteStore
-from tinycontext.allowed_hosts import allowed_hosts
-from tinycontext.config import TinyContextConfig
+from tinycontext.app.service import MemoryService
+from tinycontext.config.allowed_hosts import allowed_hosts
+from tinycontext.config.engine import TinyContextConfig
 from tinycontext.rest import create_app
-from tinycontext.service import MemoryService
 
 
 def _service(db: Path, same_ref: bool = False) -> MemoryService:

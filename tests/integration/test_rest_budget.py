@@ -10,8 +10,8 @@ import itertools
 from fastapi.testclient import TestClient
 
 from tinycontext.adapters.rest.api import build_app
-from tinycontext.config import TinyContextConfig
-from tinycontext.service import MemoryService
+from tinycontext.app.service import MemoryService
+from tinycontext.config.engine import TinyContextConfig
 from tinycontext.testing import FixedClock, HashEmbedder, InMemoryStore, WordTokenizer
 
 FACTS = [f"Fact {word} number {i} is about the <deploy> pipeline." for i, word in

@@ -16,9 +16,9 @@ import pytest
 from tests.e2e.servers import uvicorn_thread
 from tests.fakes import FixedClock, HashEmbedder, WordTokenizer
 from tinycontext.adapters.sqlite.store import SqliteStore
-from tinycontext.config import TinyContextConfig
+from tinycontext.app.service import MemoryService
+from tinycontext.config.engine import TinyContextConfig
 from tinycontext.rest import create_app
-from tinycontext.service import MemoryService
 
 JSON = {"content-type": "application/json"}
 

@@ -20,9 +20,10 @@ from tests.store_damage import (
     smash,
     table_pages,
 )
-from tinycontext.adapters.sqlite.salvage import SalvageReport, UnreadableFileError, salvage_jsonl
-from tinycontext.export_import import export_jsonl, import_jsonl
-from tinycontext.service import MemoryService
+from tinycontext.adapters.sqlite.pages import UnreadableFileError
+from tinycontext.adapters.sqlite.salvage import SalvageReport, salvage_jsonl
+from tinycontext.app.service import MemoryService
+from tinycontext.app.transfer import export_jsonl, import_jsonl
 
 
 def _salvage(path: Path, **kwargs: Any) -> tuple[list[dict[str, Any]], SalvageReport]:

@@ -19,10 +19,10 @@ from tests.e2e.servers import uvicorn_thread
 from tests.fakes import FixedClock, HashEmbedder, WordTokenizer
 from tinycontext.adapters.mcp.server import create_mcp_server
 from tinycontext.adapters.sqlite.store import SqliteStore
-from tinycontext.config import TinyContextConfig
-from tinycontext.export_import import export_jsonl, import_jsonl
+from tinycontext.app.service import MemoryService
+from tinycontext.app.transfer import export_jsonl, import_jsonl
+from tinycontext.config.engine import TinyContextConfig
 from tinycontext.rest import create_app
-from tinycontext.service import MemoryService
 
 STRIPE = "sk_live_2jaqzlAjl9teKoOzWsVMi0HQ"
 PASSWORD = "Sup3r-S3cret"

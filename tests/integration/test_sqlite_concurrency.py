@@ -13,8 +13,8 @@ def _worker(path: str, worker: int, errors: multiprocessing.Queue) -> None:  # t
     from tests.fakes import HashEmbedder, WordTokenizer
     from tinycontext.adapters.sqlite.store import SqliteStore
     from tinycontext.adapters.system.clock import SystemClock
-    from tinycontext.config import TinyContextConfig
-    from tinycontext.container import build_service
+    from tinycontext.config.engine import TinyContextConfig
+    from tinycontext.entry.container import build_service
 
     try:
         service = build_service(

@@ -14,9 +14,9 @@ from tests.fakes import FixedClock, HashEmbedder, WordTokenizer
 from tinycontext.adapters.sqlite import driver as sqlite_driver
 from tinycontext.adapters.sqlite.schema import MIGRATIONS, SCHEMA_VERSION
 from tinycontext.adapters.sqlite.store import SqliteStore
-from tinycontext.config import TinyContextConfig
-from tinycontext.container import build_service
+from tinycontext.config.engine import TinyContextConfig
 from tinycontext.domain.text import recall_terms
+from tinycontext.entry.container import build_service
 from tinycontext.ports.store import Scope
 
 pytestmark = pytest.mark.skipif(os.name != "posix", reason="POSIX permissions")
@@ -193,7 +193,7 @@ def test_one_sqlite_build_per_process() -> None:
 def test_query_sign_bits_match_sqlite_vec(tmp_path: Path) -> None:
     import numpy as np
 
-    from tinycontext.adapters.sqlite.search import sign_bits
+    from tinycontext.adapters.sqlite.dense import sign_bits
 
     store = SqliteStore(tmp_path / "bits.db")
     conn = store._pool._open()
@@ -201,7 +201,7 @@ def test_query_sign_bits_match_sqlite_vec(tmp_path: Path) -> None:
     for dims in (384, 26):
         vector = rng.standard_normal(dims).astype(np.float32)
         vector[1] = 0.0
-        from tinycontext.adapters.sqlite.search import padded
+        from tinycontext.adapters.sqlite.rows import padded
 
         expected = conn.execute("SELECT vec_quantize_binary(?)", (padded(vector.tobytes()),))
         assert sign_bits(vector.tobytes()) == bytes(expected.fetchone()[0])

@@ -27,16 +27,16 @@ from tinycontext.adapters.mcp.server import create_mcp_server
 from tinycontext.adapters.sqlite import connection as sqlite_connection
 from tinycontext.adapters.sqlite.driver import sqlite_module
 from tinycontext.adapters.sqlite.store import SqliteStore
-from tinycontext.config import TinyContextConfig
-from tinycontext.container import build_service
+from tinycontext.app.service import MemoryService
+from tinycontext.config.engine import TinyContextConfig
 from tinycontext.domain.errors import (
     StoreCorruptError,
     StoreFullError,
     StoreUnavailableError,
     TinyContextError,
 )
+from tinycontext.entry.container import build_service
 from tinycontext.rest import create_app
-from tinycontext.service import MemoryService
 
 FACTS = [f"Fact {i}: the billing job number {i} runs on host {i * 7}." for i in range(300)]
 

@@ -24,8 +24,8 @@ import pytest
 
 from tests.fakes import FixedClock, HashEmbedder, WordTokenizer
 from tinycontext.adapters.sqlite.store import SqliteStore
-from tinycontext.config import TinyContextConfig
-from tinycontext.container import build_service
+from tinycontext.config.engine import TinyContextConfig
+from tinycontext.entry.container import build_service
 
 pytestmark = [
     pytest.mark.slow,

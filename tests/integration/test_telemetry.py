@@ -40,8 +40,8 @@ metrics.set_meter_provider(MeterProvider(metric_readers=[reader]))
 from tests.fakes import HashEmbedder, WordTokenizer
 from tinycontext.adapters.mcp.server import create_mcp_server
 from tinycontext.rest import create_app
-from tinycontext.config import TinyContextConfig
-from tinycontext.container import build_service
+from tinycontext.config.engine import TinyContextConfig
+from tinycontext.entry.container import build_service
 
 db, content, query, session = sys.argv[1:5]
 
@@ -150,9 +150,9 @@ def test_spans_metrics_and_privacy(tmp_path: Path) -> None:
 
 def test_off_unless_configured(tmp_path: Path) -> None:
     script = (
-        "from tinycontext.telemetry import configure_from_environment, enabled\n"
-        "from tinycontext.container import build_service\n"
-        "from tinycontext.config import TinyContextConfig\n"
+        "from tinycontext.telemetry.setup import configure_from_environment, enabled\n"
+        "from tinycontext.entry.container import build_service\n"
+        "from tinycontext.config.engine import TinyContextConfig\n"
         "from tests.fakes import HashEmbedder, WordTokenizer\n"
         "shutdown = configure_from_environment({'OTEL_SERVICE_NAME': 'x'})\n"
         "shutdown()\n"
@@ -171,7 +171,7 @@ def test_off_unless_configured(tmp_path: Path) -> None:
 def test_servers_configure_from_otel_variables(tmp_path: Path) -> None:
     script = (
         "from opentelemetry import trace\n"
-        "from tinycontext.telemetry import configure_from_environment, enabled\n"
+        "from tinycontext.telemetry.setup import configure_from_environment, enabled\n"
         "shutdown = configure_from_environment({'OTEL_TRACES_EXPORTER': 'console',"
         " 'OTEL_METRICS_EXPORTER': 'none'})\n"
         "with trace.get_tracer('t').start_as_current_span('tinycontext.probe'):\n"
@@ -191,7 +191,7 @@ def test_servers_configure_from_otel_variables(tmp_path: Path) -> None:
 def test_traced_ports_cover_every_port_method() -> None:
     from tinycontext.ports.embedder import Embedder
     from tinycontext.ports.store import Store
-    from tinycontext.telemetry_wrappers import TracedEmbedder, TracedStore
+    from tinycontext.telemetry.traced_ports import TracedEmbedder, TracedStore
 
     for wrapper, port in ((TracedStore, Store), (TracedEmbedder, Embedder)):
         methods = {n for n in vars(port) if not n.startswith("_")}

@@ -30,9 +30,9 @@ from opentelemetry.sdk.util.instrumentation import InstrumentationScope
 from opentelemetry.trace import Link, SpanContext, SpanKind, Status, StatusCode, TraceState
 
 from tests.integration.telemetry_probe import PLANTED
-from tinycontext.telemetry import otlp_protocol
-from tinycontext.telemetry_export import private_metrics, private_span
-from tinycontext.telemetry_policy import allowed, safe_span_name
+from tinycontext.telemetry.export import private_metrics, private_span
+from tinycontext.telemetry.policy import allowed, safe_span_name
+from tinycontext.telemetry.setup import otlp_protocol
 
 ROOT = Path(__file__).resolve().parents[2]
 LEAKY = ("url.query", "url.full", "url.path", "http.target", "http.url", "server.address",
@@ -175,8 +175,8 @@ def test_metric_points_lose_private_attributes_and_exemplars() -> None:
 
 def test_every_attribute_we_set_is_allowed() -> None:
     """A new TinyContext attribute must be added to the allow-list (or it never leaves)."""
-    source = "".join((ROOT / "tinycontext" / name).read_text()
-                     for name in ("telemetry_wrappers.py", "telemetry_ports.py"))
+    source = "".join((ROOT / "tinycontext" / "telemetry" / name).read_text()
+                     for name in ("traced_service.py", "traced_ports.py"))
     keys = set(re.findall(r'"((?:tinycontext|gen_ai)\.[a-z_.]+)"', source))
     keys |= {f"tinycontext.request.{k}" for k in ("max_tokens", "top_k")}
     metric_names = {"tinycontext.operation.duration", "tinycontext.operation.result.count"}
@@ -200,7 +200,7 @@ def test_otlp_protocol_per_signal(env: dict[str, str], traces: str | None,
 
 
 def test_grpc_exporters_are_chosen_for_grpc() -> None:
-    from tinycontext.telemetry import _exporter
+    from tinycontext.telemetry.setup import _exporter
 
     grpc = {"OTEL_EXPORTER_OTLP_PROTOCOL": "grpc"}
     assert type(_exporter(grpc, "traces", "otlp")).__module__ == (

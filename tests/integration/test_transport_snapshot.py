@@ -18,11 +18,11 @@ import anyio
 from fastapi.testclient import TestClient
 from mcp import Client
 
-from tinycontext import management as views
 from tinycontext.adapters.mcp.server import create_mcp_server
 from tinycontext.adapters.rest.api import build_app
-from tinycontext.config import TinyContextConfig
-from tinycontext.service import MemoryService
+from tinycontext.app import management as views
+from tinycontext.app.service import MemoryService
+from tinycontext.config.engine import TinyContextConfig
 from tinycontext.testing import FixedClock, HashEmbedder, InMemoryStore, WordTokenizer
 
 SNAPSHOT = Path(__file__).parent / "snapshots" / "transport_outputs.json"

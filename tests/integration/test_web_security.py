@@ -7,7 +7,7 @@ import pytest
 
 from tests.integration.web_support import BASE, TOKEN, csrf_of, fake_service, post_form, signed_in
 from tinycontext.adapters.web.app import create_ui_app
-from tinycontext.allowed_hosts import allowed_hosts
+from tinycontext.config.allowed_hosts import allowed_hosts
 
 
 @pytest.fixture
@@ -109,7 +109,7 @@ def test_hosted_pages_sit_behind_the_tenancy_gate(tmp_path):
     from starlette.testclient import TestClient
 
     from tinycontext.adapters.hosting.tenancy import Access, ProxyTrust
-    from tinycontext.request_scope import current_scope
+    from tinycontext.app.request_scope import current_scope
     from tinycontext.rest import create_app
 
     stores = {"ann": fake_service(tmp_path / "a"), "bob": fake_service(tmp_path / "b")}

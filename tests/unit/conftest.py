@@ -8,10 +8,10 @@ from typing import Any
 import pytest
 
 from tests.fakes import FixedClock, HashEmbedder, InMemoryStore, WordTokenizer
-from tinycontext.config import TinyContextConfig
-from tinycontext.container import build_service
+from tinycontext.app.service import MemoryService
+from tinycontext.config.engine import TinyContextConfig
+from tinycontext.entry.container import build_service
 from tinycontext.ports.embedder import Embedder
-from tinycontext.service import MemoryService
 
 
 @pytest.fixture

@@ -7,8 +7,8 @@ from array import array
 from collections.abc import Sequence
 from typing import Any
 
+from tinycontext.app.service import MemoryService
 from tinycontext.ports.embedder import Embedder, Vector
-from tinycontext.service import MemoryService
 
 # WordTokenizer counts the recall frame around each memory (rendering.MEMORY_FRAME) as 6 words:
 # <memory / index=.. / ref=.. / relevance=.. / created_at=..> / </memory>

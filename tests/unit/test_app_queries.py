@@ -9,11 +9,11 @@ from dataclasses import replace
 
 import pytest
 
+from tinycontext.app.service import MemoryService
 from tinycontext.app.transfer import export_jsonl
-from tinycontext.config import TinyContextConfig
+from tinycontext.config.engine import TinyContextConfig
 from tinycontext.domain.errors import SessionNotFoundError
 from tinycontext.domain.listing import build_list_query
-from tinycontext.service import MemoryService
 from tinycontext.testing import FixedClock, HashEmbedder, InMemoryStore, WordTokenizer
 
 

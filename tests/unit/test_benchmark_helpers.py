@@ -66,8 +66,8 @@ def test_accuracy_planting_supersedes_and_never_returns_old_values() -> None:
     from benchmarks.benchmark_accuracy import ask, plant
     from benchmarks.metrics import Scoreboard
     from tests.fakes import FixedClock, HashEmbedder, InMemoryStore, WordTokenizer
-    from tinycontext.config import TinyContextConfig
-    from tinycontext.container import build_service
+    from tinycontext.config.engine import TinyContextConfig
+    from tinycontext.entry.container import build_service
 
     service = build_service(
         TinyContextConfig(memory_db_path="/nonexistent/unused.db"),

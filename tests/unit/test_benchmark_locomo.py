@@ -9,8 +9,8 @@ from benchmarks.benchmark_locomo import groups_of, ingest
 from benchmarks.datasets import load_locomo
 from benchmarks.metrics import recall_at_k
 from tests.fakes import FixedClock, HashEmbedder, InMemoryStore, WordTokenizer
-from tinycontext.config import TinyContextConfig
-from tinycontext.container import build_service
+from tinycontext.config.engine import TinyContextConfig
+from tinycontext.entry.container import build_service
 
 SAMPLE = [
     {

@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 
-from tinycontext.config import ConfigError, TinyContextConfig, load_config
+from tinycontext.config.engine import ConfigError, TinyContextConfig
+from tinycontext.config.settings import load_config
 
 
 def test_defaults_match_the_spec() -> None:

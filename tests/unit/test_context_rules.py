@@ -6,8 +6,8 @@ from array import array
 
 import pytest
 
+from tinycontext.app.vectors import cosine, mix_context
 from tinycontext.domain.context import DENSE_CONTEXT_WEIGHT, within_window
-from tinycontext.vectors import cosine, mix_context
 
 
 @pytest.mark.parametrize(

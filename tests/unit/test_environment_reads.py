@@ -12,8 +12,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGE_DIRS = ("tinycontext", "domain", "ports", "adapters")
 ALLOWED = {
-    # pydantic-settings sources over os.environ: the one reader (tinycontext.bootstrap asks it).
-    "tinycontext/settings.py",
+    # pydantic-settings sources over os.environ: the one reader (the bootstrap asks it).
+    "tinycontext/config/settings.py",
     # Writes ORT_DISABLE_TELEMETRY (unless set) right before onnxruntime's lazy first import:
     # onnxruntime reads it only from the process environment, and an embedder built directly
     # by a library user, with no bootstrap, must get the default too.
@@ -49,7 +49,7 @@ def test_only_the_settings_read_the_environment() -> None:
             if relative in ALLOWED:
                 continue
             found += [f"{relative}:{line}" for line in environment_uses(path.read_text("utf-8"))]
-    assert found == [], "read the environment in tinycontext/settings.py, pass the value in"
+    assert found == [], "read the environment in tinycontext/config/settings.py, pass the value in"
 
 
 def test_the_allowed_modules_still_need_their_exception() -> None:

@@ -133,7 +133,8 @@ def test_the_token_limit_is_inclusive():
 
 
 def test_max_memory_tokens_is_a_setting_with_an_environment_variable(tmp_path):
-    from tinycontext.config import ConfigError, TinyContextConfig, load_config
+    from tinycontext.config.engine import ConfigError, TinyContextConfig
+    from tinycontext.config.settings import load_config
 
     assert TinyContextConfig(memory_db_path=str(tmp_path / "m.db")).max_memory_tokens == 8000
     env = {"TINYCONTEXT_MEMORY_DB_PATH": str(tmp_path / "m.db"),

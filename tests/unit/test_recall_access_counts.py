@@ -8,8 +8,8 @@ import itertools
 
 import pytest
 
-from tinycontext.config import TinyContextConfig
-from tinycontext.service import MemoryService
+from tinycontext.app.service import MemoryService
+from tinycontext.config.engine import TinyContextConfig
 from tinycontext.testing import FixedClock, HashEmbedder, InMemoryStore, WordTokenizer
 
 

@@ -8,7 +8,7 @@ from dataclasses import fields
 
 import pytest
 
-from tinycontext.adapters.rest import models as m
+from tinycontext.adapters.rest import responses as m
 from tinycontext.app import results as r
 
 PAIRS = [

@@ -7,8 +7,8 @@ from typing import Any
 import pytest
 
 from tests.unit.support import save
+from tinycontext.app.service import MemoryService
 from tinycontext.domain.errors import TinyContextError
-from tinycontext.service import MemoryService
 
 FTS_NASTIES = ['"', "*", "NEAR(", "AND", "-", ":", "OR", "^", '"unterminated', "a AND b",
                "NEAR(x y, 2)", "col:sqlite", "-sqlite", "sqlite*", "(sqlite OR", "'; DROP TABLE--"]

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from tests.fakes import HashEmbedder
+from tinycontext.app.vectors import cosine, mix_context
 from tinycontext.ports.store import Scope
-from tinycontext.vectors import cosine, mix_context
 
 EMB = HashEmbedder()
 # The fake embedder's vectors are bags of words: these share enough words to be related.

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from tests.fakes import HashEmbedder
-from tinycontext.vectors import maxsim, token_bits
+from tinycontext.app.vectors import maxsim, token_bits
 
 EMB = HashEmbedder()
 

@@ -7,9 +7,9 @@ import pytest
 
 from tests.fakes import FixedClock, HashEmbedder, InMemoryStore, WordTokenizer
 from tests.unit.support import save
-from tinycontext.config import TinyContextConfig
+from tinycontext.app.service import MemoryService
+from tinycontext.config.engine import TinyContextConfig
 from tinycontext.domain.errors import TinyContextError
-from tinycontext.service import MemoryService
 
 
 class CountingTokenizer(WordTokenizer):

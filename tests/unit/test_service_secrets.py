@@ -76,7 +76,7 @@ def test_redaction_can_be_switched_off(make):
 
 
 def test_the_setting_comes_from_the_environment(tmp_path):
-    from tinycontext.config import load_config
+    from tinycontext.config.settings import load_config
 
     def load(**env: str) -> bool:
         return load_config(env, config_file=tmp_path / "none.json").redact_secrets

@@ -1,4 +1,4 @@
-"""tinycontext.settings (pydantic-settings) and the bootstrap's start-up reads."""
+"""tinycontext.config.settings (pydantic-settings) and the bootstrap's start-up reads."""
 
 from __future__ import annotations
 
@@ -9,8 +9,9 @@ from pathlib import Path
 import pytest
 from pydantic_settings import BaseSettings
 
-from tinycontext import bootstrap, settings
-from tinycontext.config import ConfigError, TinyContextConfig
+from tinycontext.config import settings
+from tinycontext.config.engine import ConfigError, TinyContextConfig
+from tinycontext.entry import bootstrap
 
 
 def test_the_layers_are_pydantic_settings_sources(tmp_path: Path) -> None:
@@ -62,9 +63,10 @@ def test_a_service_built_in_code_reads_no_environment(
 ) -> None:
     monkeypatch.setenv("TINYCONTEXT_RECALL_TOP_K", "3")
     monkeypatch.setenv("TINYCONTEXT_TYPO", "1")  # would stop a server process
+    from tinycontext.entry.container import build_service
     from tinycontext.testing import HashEmbedder
 
-    service = bootstrap.build_service(
+    service = build_service(
         TinyContextConfig(memory_db_path=str(tmp_path / "m.db")), embedder=HashEmbedder(),
         background=False)
     try:
@@ -86,8 +88,8 @@ def test_open_server_checks_the_variables_read_at_start_up(
 ) -> None:
     # One parse: the server settings come from the variables read_settings read, and the
     # environment is not parsed a second time (which could see other values).
-    from tinycontext import hosted
     from tinycontext.adapters.system import heap
+    from tinycontext.hosted import serving as hosted
 
     token = "Zq8-management-token-k3Vx9wT2pLm7"
     read = bootstrap.read_settings({"TINYCONTEXT_CONFIG_FILE": str(tmp_path / "none.json"),

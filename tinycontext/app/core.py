@@ -16,7 +16,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import AbstractContextManager, nullcontext
 from typing import Any, TypeVar
 
-from tinycontext.config import TinyContextConfig
+from tinycontext.config.engine import TinyContextConfig
 from tinycontext.domain.errors import (
     AmbiguousMemoryReferenceError,
     MemoryNotFoundError,

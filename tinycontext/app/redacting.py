@@ -3,7 +3,7 @@ in transfer.py), unless `redact_secrets` is off."""
 
 from __future__ import annotations
 
-from tinycontext.config import TinyContextConfig
+from tinycontext.config.engine import TinyContextConfig
 from tinycontext.domain.secrets import Redaction, redact
 
 

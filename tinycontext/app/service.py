@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from typing import Any
 
-from tinycontext.config import TinyContextConfig
+from tinycontext.config.engine import TinyContextConfig
 from tinycontext.domain.errors import EmptyMemoryError, InvalidRequestError
 from tinycontext.domain.limits import MAX_ITEMS_PER_SAVE, MAX_QUERY_CHARS, whole_number
 from tinycontext.domain.listing import ListQuery
@@ -30,7 +30,7 @@ from tinycontext.ports.store import Page, Store
 from tinycontext.ports.tokenizer import Tokenizer
 
 from . import browsing, editing, queries, transfer
-from .core import Core, long_content_notice
+from .core import Core
 from .recalling import profile_pool, recent_recall, semantic_recall
 from .reindex import Reindexer
 from .rendering import PROMPT_FRAMING, Framing
@@ -45,7 +45,7 @@ from .results import (
 )
 from .saving import plan_saves
 
-__all__ = ["MemoryService", "long_content_notice"]
+__all__ = ["MemoryService"]
 
 RECENT_TOP_K = 5
 

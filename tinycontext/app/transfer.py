@@ -30,8 +30,7 @@ from .core import Core
 from .redacting import redact_content
 from .transfer_format import ImportFormatError, parse_record, record
 
-__all__ = ["PAGE", "ImportFormatError", "ImportReport", "export_jsonl", "import_jsonl",
-           "iter_stored", "parse_record", "record"]
+__all__ = ["PAGE", "ImportReport", "export_jsonl", "import_jsonl", "iter_stored"]
 
 PAGE = 500
 

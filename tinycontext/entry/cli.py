@@ -21,7 +21,7 @@ DEFAULT_HOST, DEFAULT_PORT, DEFAULT_REST_PORT = "127.0.0.1", 8000, 8001
 
 
 def _parser() -> argparse.ArgumentParser:
-    from tinycontext.exporting import REPAIR_HELP
+    from tinycontext.entry.exporting import REPAIR_HELP
     from tinycontext.version import __version__
 
     parser = argparse.ArgumentParser(
@@ -59,7 +59,7 @@ def _parser() -> argparse.ArgumentParser:
     sub.choices["serve"].add_argument(
         "--stateless", action="store_true",
         help="keep no MCP session between requests (no server-to-client stream)")
-    from tinycontext.ui_command import UI_HELP, add_ui_arguments
+    from tinycontext.entry.ui_command import UI_HELP, add_ui_arguments
 
     for name in ("serve", "rest"):
         sub.choices[name].add_argument("--ui", action="store_true", help="also serve the "
@@ -103,7 +103,7 @@ def _checkout() -> str | None:
     """The source checkout this package runs from (an editable install), if it is one."""
     from pathlib import Path
 
-    root = Path(__file__).resolve().parent.parent
+    root = Path(__file__).resolve().parents[2]
     try:
         project = (root / "pyproject.toml").read_text(encoding="utf-8")
     except OSError:
@@ -124,7 +124,7 @@ def _needs(what: str, *modules: str) -> int | None:
 
 
 def _address(args: argparse.Namespace, default_port: int) -> tuple[str, int]:
-    from tinycontext.bootstrap import bind_address, read_variables
+    from tinycontext.entry.bootstrap import bind_address, read_variables
 
     return bind_address(args.host, args.port, read_variables(), DEFAULT_HOST, default_port)
 
@@ -150,7 +150,7 @@ def cmd_mcp(args: argparse.Namespace) -> int:
     if _stdin_is_terminal():  # started by hand, not by a client: say why nothing happens
         print(STDIO_HINT, file=sys.stderr, flush=True)
     from tinycontext.adapters.mcp.transports import run_stdio
-    from tinycontext.bootstrap import serve
+    from tinycontext.entry.bootstrap import serve
 
     return serve("stdio", lambda s: run_stdio(s.source, s.management))
 
@@ -160,14 +160,14 @@ def cmd_serve(args: argparse.Namespace) -> int:
         return code
     host, port = _address(args, DEFAULT_PORT)
     from tinycontext.adapters.mcp.transports import http_app, serve_http
-    from tinycontext.bootstrap import serve
+    from tinycontext.entry.bootstrap import serve
 
     def run(s: Any) -> None:
         app = http_app(s.source, host, hosts=s.hosts(host), access=s.access,
                        management=s.management, json_response=not args.sse,
                        stateless=args.stateless)
         if args.ui:
-            from tinycontext.ui_command import with_ui
+            from tinycontext.entry.ui_command import with_ui
 
             app = with_ui(app, s, host, port)
         serve_http(app, host, port, "MCP at /mcp" + (" (hosted mode)" if s.hosted else ""))
@@ -181,14 +181,14 @@ def cmd_rest(args: argparse.Namespace) -> int:
         return code
     host, port = _address(args, DEFAULT_REST_PORT)
     from tinycontext.adapters.mcp.transports import serve_http
-    from tinycontext.bootstrap import serve
+    from tinycontext.entry.bootstrap import serve
     from tinycontext.rest import create_app
 
     def run(s: Any) -> None:
         app = create_app(s.source, mcp=args.with_mcp, hosts=s.hosts(host), access=s.access,
                          management=s.management)
         if args.ui:
-            from tinycontext.ui_command import with_ui
+            from tinycontext.entry.ui_command import with_ui
 
             app = with_ui(app, s, host, port)
         serve_http(app, host, port, "REST API" + (" (hosted mode)" if s.hosted else ""))
@@ -199,34 +199,35 @@ def cmd_rest(args: argparse.Namespace) -> int:
 def cmd_ui(args: argparse.Namespace) -> int:
     if (code := _needs("ui", "starlette", "uvicorn", "jinja2")) is not None:
         return code
-    from tinycontext.bootstrap import serve
-    from tinycontext.ui_command import run_ui
+    from tinycontext.entry.bootstrap import serve
+    from tinycontext.entry.ui_command import run_ui
 
     return serve("http", lambda s: run_ui(s, args.host, args.port, not args.no_open))
 
 
 def cmd_doctor(args: argparse.Namespace) -> int:
-    from tinycontext.bootstrap import read_settings
-    from tinycontext.doctor import run_doctor
+    from tinycontext.entry.bootstrap import read_settings
+    from tinycontext.entry.doctor import run_doctor
 
     settings = read_settings()
     return run_doctor(settings.config, sys.stdout, as_json=args.json, environ=settings.environ)
 
 
 def cmd_export(args: argparse.Namespace) -> int:
-    from tinycontext.exporting import cmd_export as export
+    from tinycontext.entry.exporting import cmd_export as export
 
     return export(args)
 
 
 def cmd_repair(args: argparse.Namespace) -> int:
-    from tinycontext.exporting import cmd_repair as repair
+    from tinycontext.entry.exporting import cmd_repair as repair
 
     return repair(args)
 
 
 def cmd_import(args: argparse.Namespace) -> int:
-    from tinycontext.export_import import ImportFormatError, ImportReport, import_jsonl
+    from tinycontext.app.transfer import ImportReport, import_jsonl
+    from tinycontext.app.transfer_format import ImportFormatError
 
     last = [0.0]
 
@@ -237,7 +238,7 @@ def cmd_import(args: argparse.Namespace) -> int:
                   f"re-embedded {report.reembedded}) through line {report.lines}...",
                   file=sys.stderr, flush=True)
 
-    from tinycontext.bootstrap import engine_container
+    from tinycontext.entry.bootstrap import engine_container
 
     container = engine_container()
     source = sys.stdin if args.file == "-" else open(args.file, encoding="utf-8")  # noqa: SIM115
@@ -266,7 +267,7 @@ COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
-    from tinycontext.bootstrap import read_variables, setup_logging
+    from tinycontext.entry.bootstrap import read_variables, setup_logging
 
     setup_logging(read_variables())
     from tinycontext.domain.errors import TinyContextError

@@ -19,7 +19,7 @@ def allowed_hosts(bind_host: str | None = None, extra: str | None = None) -> lis
     """Accepted Host names (`name` or `name:port`), or None when the check is switched off.
     `extra`: TINYCONTEXT_ALLOWED_HOSTS as the bootstrap read it (None: read it now)."""
     if extra is None:
-        from tinycontext.settings import server_variables
+        from tinycontext.config.settings import server_variables
 
         extra = server_variables().allowed_hosts
     names = [item.strip().lower() for item in extra.split(",") if item.strip()]

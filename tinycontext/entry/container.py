@@ -13,13 +13,13 @@ from typing import Any
 
 from dependency_injector import containers, providers
 
-from tinycontext.config import TinyContextConfig
+from tinycontext.app.service import MemoryService
+from tinycontext.config.engine import TinyContextConfig
 from tinycontext.ports.clock import Clock
 from tinycontext.ports.embedder import Embedder
 from tinycontext.ports.store import Store
 from tinycontext.ports.tokenizer import Tokenizer
-from tinycontext.service import MemoryService
-from tinycontext.telemetry import instrumented_service
+from tinycontext.telemetry.setup import instrumented_service
 
 _shared_lock = threading.Lock()
 _embedders: dict[tuple[str, str, int], Embedder] = {}

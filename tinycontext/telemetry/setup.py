@@ -21,7 +21,7 @@ import sys
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from tinycontext.service import MemoryService
+from tinycontext.app.service import MemoryService
 
 log = logging.getLogger("tinycontext.telemetry")
 INSTALL_HINT = "pip install 'tinysuite-context[telemetry]'"
@@ -57,7 +57,8 @@ def instrumented_service(**kwargs: Any) -> MemoryService:
     """The container's service factory: a plain MemoryService, traced when telemetry is on."""
     if not enabled():
         return MemoryService(**kwargs)
-    from tinycontext.telemetry_wrappers import TracedEmbedder, TracedMemoryService, TracedStore
+    from tinycontext.telemetry.traced_ports import TracedEmbedder, TracedStore
+    from tinycontext.telemetry.traced_service import TracedMemoryService
 
     kwargs["store"] = TracedStore(kwargs["store"])
     kwargs["embedder"] = TracedEmbedder(kwargs["embedder"])
@@ -65,7 +66,7 @@ def instrumented_service(**kwargs: Any) -> MemoryService:
 
 
 def _environment() -> Mapping[str, str]:
-    from tinycontext.settings import environment
+    from tinycontext.config.settings import environment
 
     return environment()
 
@@ -119,7 +120,7 @@ def install(
     from opentelemetry.sdk.trace import TracerProvider
     from opentelemetry.sdk.trace.export import BatchSpanProcessor
 
-    from tinycontext.telemetry_export import (
+    from tinycontext.telemetry.export import (
         PrivateMetricExporter,
         PrivateSpanExporter,
         private_views,

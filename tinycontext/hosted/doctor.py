@@ -13,7 +13,7 @@ import stat
 import tempfile
 from pathlib import Path
 
-from tinycontext.config import ENV_PREFIX
+from tinycontext.config.engine import ENV_PREFIX
 
 NAME = "tenant stores"
 STORE_SUFFIX = ".db"

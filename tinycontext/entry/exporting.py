@@ -78,9 +78,9 @@ def _driver_error(exc: Exception, store_url: str) -> bool:
 
 
 def cmd_export(args: argparse.Namespace) -> int:
-    from tinycontext.bootstrap import read_settings
-    from tinycontext.container import create_container
-    from tinycontext.export_import import export_jsonl
+    from tinycontext.app.transfer import export_jsonl
+    from tinycontext.entry.bootstrap import read_settings
+    from tinycontext.entry.container import create_container
 
     config = read_settings().config
     if not config.store_url and not Path(config.memory_db_path).exists():
@@ -111,8 +111,9 @@ def cmd_export(args: argparse.Namespace) -> int:
 
 
 def cmd_repair(args: argparse.Namespace) -> int:
-    from tinycontext.adapters.sqlite.salvage import UnreadableFileError, salvage_jsonl
-    from tinycontext.bootstrap import read_settings
+    from tinycontext.adapters.sqlite.pages import UnreadableFileError
+    from tinycontext.adapters.sqlite.salvage import salvage_jsonl
+    from tinycontext.entry.bootstrap import read_settings
 
     config = read_settings().config
     if config.store_url:

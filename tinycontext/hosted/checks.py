@@ -1,5 +1,5 @@
 """Strength checks of the hosted settings: how much the proxy networks trust, how random the
-secrets are. Each check appends plain-language problems; `hosted.load_server_settings` lists
+secrets are. Each check appends plain-language problems; `load_server_settings` (settings.py) lists
 them all at once.
 """
 
@@ -9,7 +9,7 @@ import ipaddress
 import re
 from typing import Any
 
-from tinycontext.config import ENV_PREFIX
+from tinycontext.config.engine import ENV_PREFIX
 from tinycontext.domain.entropy import distinct_characters, estimated_bits
 
 SECRET_HINT = "e.g. `python -c \"import secrets; print(secrets.token_urlsafe(48))\"`"

@@ -1,9 +1,9 @@
 """Hosted mode and management settings of a server process (SPEC section 8), validated.
 
-`check_server_settings` checks the TINYCONTEXT_* variables (read by tinycontext.settings,
+`check_server_settings` checks the TINYCONTEXT_* variables (read by tinycontext.config.settings,
 once, at start-up; `load_server_settings` reads them first) and refuses to start, naming
-every missing or weak setting at once. tinycontext.hosted (what a server serves) and
-tinycontext.hosted_stores (the per-user stores) both use it, so neither imports the other
+every missing or weak setting at once. tinycontext.hosted.serving (what a server serves) and
+tinycontext.hosted.stores (the per-user stores) both use it, so neither imports the other
 for it.
 """
 
@@ -19,11 +19,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
-from tinycontext.config import ENV_PREFIX, ConfigError
-from tinycontext.hosted_checks import ALLOW_BROAD, SECRET_HINT, check_strength, proxy_networks
+from tinycontext.config.engine import ENV_PREFIX, ConfigError
+from tinycontext.hosted.checks import ALLOW_BROAD, SECRET_HINT, check_strength, proxy_networks
 
 if TYPE_CHECKING:
-    from tinycontext.settings import ServerVariables
+    from tinycontext.config.settings import ServerVariables
 
 log = logging.getLogger("tinycontext.hosted")
 
@@ -145,7 +145,7 @@ def load_server_settings(
 ) -> ServerSettings:
     """Read the server variables from `environ` (None: the process environment) and check
     them (`check_server_settings`)."""
-    from tinycontext.settings import server_variables
+    from tinycontext.config.settings import server_variables
 
     return check_server_settings(server_variables(environ), transport=transport,
                                  store_url=store_url)

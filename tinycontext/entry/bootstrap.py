@@ -1,16 +1,17 @@
 """Start-up: the one path from a process's environment to what it serves.
 
 Every entry point goes through here: the `tinycontext` command (cli.py), the REST app an ASGI
-server imports (`tinycontext.rest:app` and its shims, composed in rest.py over `open_server`),
-hosted mode (the same two, with TINYCONTEXT_TENANCY), and the Python API (api.py, which
-reads no environment: its services come from `build_service` with a config built in code).
+server imports (`tinycontext.rest:app` and its earlier path, composed in rest.py over
+`open_server`), hosted mode (the same two, with TINYCONTEXT_TENANCY), and the Python API
+(api.py, which reads no environment: its services come from `build_service` with a config
+built in code).
 This module imports none of them (they import it). The steps, in order:
 
 1. settings: the engine config (JSON file + TINYCONTEXT_*) and the server variables, read by
-   tinycontext.settings, the only module that reads the environment;
+   tinycontext.config.settings, the only module that reads the environment;
 2. the server settings (hosted mode, management), validated all at once;
 3. telemetry from OTEL_* (off unless asked for);
-4. what to serve: one store, or one per proxy-proven user (tinycontext.hosted);
+4. what to serve: one store, or one per proxy-proven user (tinycontext.hosted.serving);
 5. the heap trimmer of a long-running process.
 """
 
@@ -23,14 +24,14 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
 if TYPE_CHECKING:
-    from tinycontext.config import TinyContextConfig
-    from tinycontext.container import build_service, create_container
-    from tinycontext.hosted import Serving
-    from tinycontext.settings import ServerVariables
+    from tinycontext.config.engine import TinyContextConfig
+    from tinycontext.config.settings import ServerVariables
+    from tinycontext.hosted.serving import Serving
 
-__all__ = ["ProcessSettings", "build_service", "create_container", "read_settings",
-           "read_variables", "setup_logging", "bind_address", "open_server", "serve",
-           "engine_container"]
+__all__ = [
+    "ProcessSettings", "read_settings", "read_variables", "setup_logging", "bind_address",
+    "open_server", "serve", "engine_container",
+]
 
 
 @dataclass(frozen=True)
@@ -43,14 +44,14 @@ class ProcessSettings:
 
 
 def read_variables(environ: Mapping[str, str] | None = None) -> ServerVariables:
-    from tinycontext.settings import server_variables
+    from tinycontext.config.settings import server_variables
 
     return server_variables(environ)
 
 
 def read_settings(environ: Mapping[str, str] | None = None) -> ProcessSettings:
     """The engine config and the server variables; ConfigError names a bad key or name."""
-    from tinycontext.settings import environment, load_config
+    from tinycontext.config.settings import environment, load_config
 
     env = dict(environment() if environ is None else environ)
     config = load_config(env)
@@ -84,10 +85,10 @@ def bind_address(host: str | None, port: int | None, variables: ServerVariables,
 def open_server(transport: Literal["stdio", "http"],
                 settings: ProcessSettings | None = None) -> tuple[Serving, Callable[[], None]]:
     """Steps 2-5: what the process serves, and the telemetry flush-and-shutdown to run last."""
-    from tinycontext import telemetry
     from tinycontext.adapters.system.heap import start_heap_trimmer
-    from tinycontext.hosted import open_serving
-    from tinycontext.hosted_settings import check_server_settings
+    from tinycontext.hosted.serving import open_serving
+    from tinycontext.hosted.settings import check_server_settings
+    from tinycontext.telemetry import setup as telemetry
 
     settings = settings or read_settings()
     # The variables read_settings parsed: one parse, one source of truth for the process.
@@ -113,16 +114,7 @@ def serve(transport: Literal["stdio", "http"], run: Callable[[Serving], None],
 
 def engine_container(settings: ProcessSettings | None = None) -> Any:
     """The container of a one-off command (import): the configured store, nothing served."""
-    from tinycontext.container import create_container
+    from tinycontext.entry.container import create_container
 
     return create_container((settings or read_settings()).config)
 
-
-def __getattr__(name: str) -> Any:
-    # The container's builders (what the Python API composes with), imported on first use:
-    # `tinycontext --help` and `doctor` stay as light as before.
-    if name in ("build_service", "create_container"):
-        from tinycontext import container
-
-        return getattr(container, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

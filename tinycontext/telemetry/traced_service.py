@@ -22,16 +22,14 @@ from tinycontext.app.results import (
 from tinycontext.app.service import MemoryService
 from tinycontext.domain.listing import SORTS
 from tinycontext.domain.memory import MemoryInput
-from tinycontext.telemetry_ports import (
+from tinycontext.telemetry.traced_ports import (
     MODEL,
     OPERATION,
     RECORDS,
-    TracedEmbedder,
-    TracedStore,
     instruments,
 )
 
-__all__ = ["TracedEmbedder", "TracedMemoryService", "TracedStore"]
+__all__ = ["TracedMemoryService"]
 
 Base = MemoryService  # the untraced operations
 Out = TypeVar("Out", bound=Result)

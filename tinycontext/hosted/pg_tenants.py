@@ -15,7 +15,7 @@ from typing import Any
 from tinycontext.adapters.hosting.tenant_stores import TenantServices
 from tinycontext.adapters.postgres.connection import SharedPgPool
 from tinycontext.adapters.postgres.schema import SCHEMA
-from tinycontext.service import MemoryService
+from tinycontext.app.service import MemoryService
 
 
 class PgTenantStores(TenantServices):

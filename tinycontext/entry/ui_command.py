@@ -7,7 +7,7 @@ import socket
 import sys
 from typing import Any
 
-from tinycontext.allowed_hosts import LOOPBACK, allowed_hosts
+from tinycontext.config.allowed_hosts import LOOPBACK, allowed_hosts
 
 UI_HELP = (
     "Serve the memory browser: see, search, correct and forget what agents remember. Local "
@@ -51,8 +51,8 @@ def run_ui(serving: Any, host: str, port: int | None, open_browser: bool) -> Non
     import uvicorn
 
     from tinycontext.adapters.web.security import new_token
-    from tinycontext.service_source import warm_up
-    from tinycontext.web_ui import ui_app, ui_link
+    from tinycontext.app.service_source import warm_up
+    from tinycontext.entry.web_ui import ui_app, ui_link
 
     if serving.hosted:
         raise SystemExit(HOSTED_REFUSAL)
@@ -81,7 +81,7 @@ def run_ui(serving: Any, host: str, port: int | None, open_browser: bool) -> Non
 def with_ui(app: Any, serving: Any, host: str, port: int, prefix: str = "/ui") -> Any:
     """`app` with the pages at /ui (`tinycontext rest --ui`, `serve --ui`); prints their link."""
     from tinycontext.adapters.web.security import new_token
-    from tinycontext.web_ui import mount_ui, ui_app, ui_link
+    from tinycontext.entry.web_ui import mount_ui, ui_app, ui_link
 
     token = None if serving.hosted else new_token()
     pages = ui_app(serving.source, hosts=serving.hosts(host), access=serving.access, token=token)

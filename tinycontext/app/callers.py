@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import MutableMapping
 from typing import Any, Protocol
 
-from tinycontext.request_scope import Caller
+from tinycontext.app.request_scope import Caller
 
 Scope = MutableMapping[str, Any]  # an ASGI connection scope
 

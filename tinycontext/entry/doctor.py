@@ -16,7 +16,12 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import IO, Any
 
-from tinycontext.config import CONFIG_FILE_NAME, ENV_PREFIX, TinyContextConfig, user_config_dir
+from tinycontext.config.engine import (
+    CONFIG_FILE_NAME,
+    ENV_PREFIX,
+    TinyContextConfig,
+    user_config_dir,
+)
 
 SECRET_ENV = ("TENANT_SECRET", "TRUSTED_PROXY_TOKEN", "MANAGEMENT_TOKEN")
 SERVER_ENV = ("HOST", "PORT", "ALLOWED_HOSTS", "TENANCY", "TENANT_STORE_DIR",
@@ -179,7 +184,7 @@ def _check_tokenizer(config: TinyContextConfig) -> Check:
 
 def _check_server(env: dict[str, str], store_url: str = "") -> list[Check]:
     """Hosted mode and management settings, validated as `serve` would (nothing changed)."""
-    from tinycontext.hosted_settings import HostedConfigError, load_server_settings
+    from tinycontext.hosted.settings import HostedConfigError, load_server_settings
 
     tenancy = env.get(ENV_PREFIX + "TENANCY", "").strip().lower() not in ("", "off")
     management = env.get(ENV_PREFIX + "MANAGEMENT", "").strip().lower() not in ("", "off")
@@ -212,7 +217,7 @@ def _storage_checks(config: TinyContextConfig, env: dict[str, str]) -> list[Chec
     hosted = env.get(ENV_PREFIX + "TENANCY", "").strip().lower() not in ("", "off")
     if not hosted or config.store_url:
         return _check_storage(config)
-    from tinycontext.doctor_hosted import check_tenant_folder
+    from tinycontext.hosted.doctor import check_tenant_folder
 
     with tempfile.TemporaryDirectory(prefix="tinycontext-doctor-") as scratch:
         probe = config.model_copy(update={"memory_db_path": str(Path(scratch) / "memories.db")})
@@ -224,11 +229,11 @@ def _storage_checks(config: TinyContextConfig, env: dict[str, str]) -> list[Chec
 def run_doctor(config: TinyContextConfig, out: IO[str], as_json: bool = False,
                environ: Mapping[str, str] | None = None) -> int:
     """Print the report; 0 when every check passed, else 1. `environ`: what the bootstrap
-    read (None: the process environment, via tinycontext.settings)."""
+    read (None: the process environment, via tinycontext.config.settings)."""
     from tinycontext.version import __version__
 
     if environ is None:
-        from tinycontext.settings import environment
+        from tinycontext.config.settings import environment
 
         environ = environment()
     env = dict(environ)

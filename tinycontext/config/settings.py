@@ -3,7 +3,7 @@
 Engine settings: the defaults, then the JSON file (`context_config.json` in the per-user
 config folder, or the file TINYCONTEXT_CONFIG_FILE names), then one TINYCONTEXT_<KEY>
 variable per key. Server variables (address, log level, allowed hosts, hosted mode,
-management): TINYCONTEXT_* only, read raw here and validated together in tinycontext.hosted
+management): TINYCONTEXT_* only, read raw here and validated together in tinycontext.hosted.serving
 so that one refused start-up lists every problem. A TINYCONTEXT_* name that is neither is a
 typo and stops start-up.
 
@@ -30,7 +30,7 @@ from pydantic_settings import (
     SettingsConfigDict,
 )
 
-from tinycontext.engine_config import (
+from tinycontext.config.engine import (
     CONFIG_FILE_NAME,
     ENV_PREFIX,
     ConfigError,
@@ -138,8 +138,8 @@ class EngineSettings(BaseSettings, TinyContextConfig):
 
 
 class ServerVariables(BaseSettings):
-    """The server processes' TINYCONTEXT_* names, as written (validated in tinycontext.hosted
-    and the CLI, which name every bad one)."""
+    """The server processes' TINYCONTEXT_* names, as written (validated in
+    tinycontext.hosted.serving and the CLI, which name every bad one)."""
 
     model_config = SettingsConfigDict(env_prefix=ENV_PREFIX, frozen=True, extra="ignore")
 

@@ -13,7 +13,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable
 from typing import Any
 
-from tinycontext.service import MemoryService
+from tinycontext.app.service import MemoryService
 
 ServiceSource = Callable[[], MemoryService]
 log = logging.getLogger("tinycontext.serve")

@@ -13,11 +13,11 @@ import stat
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from tinycontext.config import TinyContextConfig
+from tinycontext.config.engine import TinyContextConfig
 
 if TYPE_CHECKING:
     from tinycontext.adapters.hosting.tenant_stores import TenantServices
-    from tinycontext.hosted_settings import ServerSettings
+    from tinycontext.hosted.settings import ServerSettings
 
 log = logging.getLogger("tinycontext.hosted")
 
@@ -31,7 +31,7 @@ def _tighten(folder: Path) -> None:
 def _needs_postgres_extra() -> None:
     """Refuse at start, not on the first user's request, when the driver is missing."""
     from tinycontext.adapters.postgres.connection import INSTALL_HINT
-    from tinycontext.hosted_settings import HostedConfigError
+    from tinycontext.hosted.settings import HostedConfigError
 
     try:
         import psycopg  # noqa: F401
@@ -53,7 +53,7 @@ def open_tenants(
     background: bool = True,
 ) -> TenantServices:
     """TenantStores (SQLite files) or PgTenantStores (one database) for hosted mode."""
-    from tinycontext.container import build_service, create_container
+    from tinycontext.entry.container import build_service, create_container
 
     base = create_container(config)  # only for the shared ports: never its store or service
 
@@ -70,7 +70,7 @@ def open_tenants(
         _needs_postgres_extra()
         from tinycontext.adapters.postgres.connection import SharedPgPool
         from tinycontext.adapters.postgres.store import PostgresStore
-        from tinycontext.pg_tenants import PgTenantStores
+        from tinycontext.hosted.pg_tenants import PgTenantStores
 
         pool = SharedPgPool(config.store_url)  # one per process; nothing connects yet
 

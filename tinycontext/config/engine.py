@@ -2,7 +2,7 @@
 
 `TinyContextConfig(...)` built in code never reads the environment. Imported through
 tinycontext.config, which also offers `load_config()` for server processes (the JSON file
-and `TINYCONTEXT_*` layer, tinycontext/settings.py); this module never imports that layer, so
+and `TINYCONTEXT_*` layer, tinycontext/config/settings.py); this module never imports that layer, so
 the settings can build on it without an import cycle.
 """
 

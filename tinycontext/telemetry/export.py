@@ -17,7 +17,7 @@ from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.sdk.trace.export import SpanExporter, SpanExportResult
 from opentelemetry.trace import Link, SpanContext, Status, TraceState
 
-from tinycontext.telemetry_policy import ALLOWED, allowed, safe_attributes, safe_span_name
+from tinycontext.telemetry.policy import ALLOWED, safe_attributes, safe_span_name
 
 
 def _context(context: SpanContext | None) -> SpanContext | None:
@@ -117,5 +117,7 @@ class PrivateMetricExporter(MetricExporter):
         self.inner.shutdown(timeout_millis=timeout_millis, **kwargs)
 
 
-__all__ = ["PrivateMetricExporter", "PrivateSpanExporter", "allowed", "private_metrics",
-           "private_span", "private_views"]
+__all__ = [
+    "PrivateMetricExporter", "PrivateSpanExporter", "private_metrics", "private_span",
+    "private_views",
+]

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from tinycontext.callers import CallerCheck
+    from tinycontext.app.callers import CallerCheck
 
 UI_PATH = "/ui"
 
@@ -21,7 +21,7 @@ def ui_app(source: Any, *, hosts: list[str] | None, access: CallerCheck | None =
     """The pages over `source`; behind the tenancy gate when `access` is hosted mode's."""
     from tinycontext.adapters.web.app import create_ui_app
 
-    hosted = access is not None and access.hosted  # a tinycontext.callers.CallerCheck
+    hosted = access is not None and access.hosted  # a tinycontext.app.callers.CallerCheck
     app = create_ui_app(source, token=None if hosted else token, hosts=hosts, hosted=hosted)
     if access is not None and hosted:
         return access.gate(app)  # 401 before anything runs; the caller's RequestScope

@@ -1,7 +1,7 @@
 """What a server process serves: one store (single-user) or one store per proven user (hosted
 mode: a SQLite file each, or a tenant each in one PostgreSQL database), all sharing one
 embedding model and one token vocabulary. The settings it is opened with are validated in
-tinycontext.hosted_settings (re-exported here).
+tinycontext.hosted.settings.
 """
 
 from __future__ import annotations
@@ -9,23 +9,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from tinycontext.config import TinyContextConfig
-from tinycontext.hosted_settings import (
-    DEFAULT_MAX_OPEN_STORES,
-    MAX_OPEN_STORES_LIMIT,
-    MIN_MANAGEMENT_TOKEN_CHARS,
-    MIN_PROXY_TOKEN_BYTES,
-    MIN_SECRET_BYTES,
+from tinycontext.config.engine import TinyContextConfig
+from tinycontext.hosted.settings import (
     HostedConfigError,
     ServerSettings,
-    load_server_settings,
 )
 
-__all__ = [
-    "DEFAULT_MAX_OPEN_STORES", "MAX_OPEN_STORES_LIMIT", "MIN_MANAGEMENT_TOKEN_CHARS",
-    "MIN_PROXY_TOKEN_BYTES", "MIN_SECRET_BYTES", "HostedConfigError", "ServerSettings",
-    "Serving", "load_server_settings", "open_serving",
-]
+__all__ = ["Serving", "open_serving"]
 
 
 @dataclass
@@ -34,21 +24,21 @@ class Serving:
 
     source: Any  # a container (single-user) or TenantStores (hosted)
     access: Any = None  # adapters.hosting.tenancy.Access
-    management: Any = None  # tinycontext.management.Management
+    management: Any = None  # tinycontext.app.management.Management
     hosted: bool = False
     allowed_hosts: str = ""  # TINYCONTEXT_ALLOWED_HOSTS
 
     def hosts(self, bind_host: str | None) -> list[str] | None:
         """Host-header allow-list. Hosted mode proves callers by proxy address and token, so
         the DNS-rebinding check is only on when TINYCONTEXT_ALLOWED_HOSTS names hosts."""
-        from tinycontext.allowed_hosts import allowed_hosts
+        from tinycontext.config.allowed_hosts import allowed_hosts
 
         if self.hosted and not self.allowed_hosts.strip():
             return None
         return allowed_hosts(bind_host, self.allowed_hosts)
 
     def close(self) -> None:
-        from tinycontext.service_source import close_source
+        from tinycontext.app.service_source import close_source
 
         close_source(self.source)
 
@@ -68,8 +58,8 @@ def open_serving(
     otherwise the process's one model and vocabulary) across every user's service.
     """
     from tinycontext.adapters.hosting.tenancy import Access, ProxyTrust
-    from tinycontext.container import build_service, create_container
-    from tinycontext.management import Management
+    from tinycontext.app.management import Management
+    from tinycontext.entry.container import build_service, create_container
 
     token = settings.management_token
     if not settings.tenancy:
@@ -90,7 +80,7 @@ def open_serving(
             f"{'PostgreSQL' if config.store_url else 'SQLite'}; pass the config's store_url "
             "to load_server_settings."
         )
-    from tinycontext.hosted_stores import open_tenants
+    from tinycontext.hosted.stores import open_tenants
 
     stores = open_tenants(config, settings, embedder=embedder, tokenizer=tokenizer,
                           clock=clock, background=background)

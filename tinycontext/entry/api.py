@@ -1,7 +1,8 @@
 """The Python API of SPEC section 2: module-level functions over one service per config.
 
-Services come from the bootstrap's `build_service` (the container), with the config built in
-code: the Python API never reads the environment (server processes do, in tinycontext.bootstrap).
+Services come from the container's `build_service`, with the config built in
+code: the Python API never reads the environment (server processes do, in
+tinycontext.entry.bootstrap).
 """
 
 from __future__ import annotations
@@ -10,14 +11,14 @@ import threading
 from collections.abc import Sequence
 from typing import Any
 
-from tinycontext.bootstrap import build_service
-from tinycontext.config import TinyContextConfig
+from tinycontext.app.service import MemoryService
+from tinycontext.config.engine import TinyContextConfig
 from tinycontext.domain.memory import MemoryInput
-from tinycontext.service import MemoryService
+from tinycontext.entry.container import build_service
 
 __all__ = [
-    "build_service", "save_memories", "recall_memories", "list_memories", "get_memory",
-    "update_memory", "delete_memory", "service_for", "close_all",
+    "save_memories", "recall_memories", "list_memories", "get_memory", "update_memory",
+    "delete_memory", "service_for", "close_all"
 ]
 
 _lock = threading.Lock()
