@@ -244,11 +244,14 @@ def run_doctor(config: TinyContextConfig, out: IO[str], as_json: bool = False,
     checks = [*_storage_checks(config, env), _check_model(config), _check_tokenizer(config),
               *_check_server(env, config.store_url)]
     ready = all(c.ok for c in checks)
+    from tinycontext.clients.files import local_report
+
+    client_lines, clients = local_report(env)  # informational: never changes `ready`
     if as_json:
         payload = {
             "version": __version__, "ready": ready, "config_file": str(config_file),
             "config_file_found": config_file.is_file(), "config": settings,
-            "server": server, "checks": [asdict(c) for c in checks],
+            "server": server, "checks": [asdict(c) for c in checks], "clients": clients,
         }
         out.write(json.dumps(payload, indent=2) + "\n")
         return 0 if ready else 1
@@ -260,6 +263,7 @@ def run_doctor(config: TinyContextConfig, out: IO[str], as_json: bool = False,
     lines += [f"  {key:<34} {value if value is not None else '-'}" for key, value in server.items()]
     lines += ["", "Checks:"]
     lines += [f"  [{'ok' if c.ok else 'FAIL':>4}] {c.name:<16} {c.detail}" for c in checks]
+    lines += ["", "Agent clients (tinycontext setup):", *client_lines]
     lines += ["", "Ready." if ready else "Not ready: fix the failed checks above."]
     out.write("\n".join(lines) + "\n")
     return 0 if ready else 1
