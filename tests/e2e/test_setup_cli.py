@@ -93,3 +93,18 @@ def test_malformed_config_exits_2_and_stays(tmp_path: Path) -> None:
     done = _setup(tmp_path, tmp_path, "codex")
     assert done.returncode == 2 and f"{codex}: line 2" in done.stderr
     assert codex.read_text() == 'model = "gpt-5"\n[mcp_servers.x\ncommand = "y"\n'
+
+
+def test_doctor_reports_the_clients_set_up(tmp_path: Path) -> None:
+    assert _setup(tmp_path, tmp_path, "claude-code").returncode == 0
+    doctor = subprocess.run([*tinycontext_command(), "doctor"], capture_output=True, text=True,
+                            env=_env(tmp_path), cwd=tmp_path, timeout=180)
+    section = doctor.stdout.split("Agent clients (tinycontext setup):\n")[1]
+    assert "Claude Code (user, " in section
+    assert "hooks SessionStart, UserPromptSubmit in " in section
+    data = json.loads(subprocess.run([*tinycontext_command(), "doctor", "--json"],
+                                     capture_output=True, text=True, env=_env(tmp_path),
+                                     cwd=tmp_path, timeout=180).stdout)
+    [claude] = data["clients"]
+    assert claude["client"] == "claude-code" and claude["state"] == "configured"
+    assert claude["hooks"] == ["SessionStart", "UserPromptSubmit"]
