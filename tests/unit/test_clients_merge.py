@@ -247,3 +247,16 @@ def test_paths_honour_the_clients_own_variables() -> None:
     assert CLIENTS["claude-code"].paths["project"](place) == Path("/p/.mcp.json")
     assert plan.config_paths(CLIENTS["claude-code"], "user", place, True)[1] == Path(
         "/cc/settings.json")
+
+
+@pytest.mark.parametrize("name", ["claude-code", "codex"])
+def test_windows_line_ends_are_kept(name: str) -> None:
+    client = CLIENTS[name]
+    text = _existing(client).replace("\n", "\r\n")
+    path = client.paths["user"](PLACE)
+    [change] = plan.plan(client, "user", PLACE, {path: text}, STDIO, LAUNCHER, with_hooks=False)
+    assert change.old == text and change.new is not None
+    assert "\n" not in change.new.replace("\r\n", "")
+    [back] = plan.plan(client, "user", PLACE, {path: change.new}, STDIO, LAUNCHER, remove=True,
+                       with_hooks=False)
+    assert back.new == text

@@ -5,7 +5,7 @@ formatting included, stay exactly as they were. Pure: text in, nodes out."""
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 
@@ -23,16 +23,41 @@ class ConfigSyntaxError(ValueError):
         return f"{head}line {self.line} column {self.column}: {self.reason}"
 
 
-@dataclass
+@dataclass(eq=False)
 class Node:
-    """One value: its text span [start, end) and, for containers, its parts."""
+    """One value: its text span [start, end) and, for containers, its parts.
+
+    In plain JSON a nested container starts folded: decoded in one go by the standard library
+    (fast on a large file such as ~/.claude.json) and read part by part only when asked for
+    its members or items, which is only along the path an edit takes."""
 
     kind: str  # object | array | string | number | literal
     start: int
     end: int
     value: Any = None
-    members: list[Member] = field(default_factory=list)  # objects
-    items: list[Node] = field(default_factory=list)  # arrays
+    folded: str | None = None  # the document, while this container's parts are unread
+
+    def __post_init__(self) -> None:
+        self._members: list[Member] = []
+        self._items: list[Node] = []
+
+    @property
+    def members(self) -> list[Member]:
+        self._unfold()
+        return self._members
+
+    @property
+    def items(self) -> list[Node]:
+        self._unfold()
+        return self._items
+
+    def _unfold(self) -> None:
+        if self.folded is None:
+            return
+        reader = _Reader(self.folded, comments=False)
+        reader.at = self.start
+        opened = reader.value(top=True)
+        self._members, self._items, self.folded = opened._members, opened._items, None
 
     def get(self, key: str) -> Node | None:
         """The value of `key` (the last one when a key repeats, as JSON.parse does)."""
@@ -44,6 +69,8 @@ class Node:
 
     def plain(self) -> Any:
         """The value as Python data (dicts keep the file's order)."""
+        if self.folded is not None:
+            return self.value
         if self.kind == "object":
             return {m.key: m.value.plain() for m in self.members}
         if self.kind == "array":
@@ -96,11 +123,13 @@ class _Reader:
             else:
                 return
 
-    def value(self) -> Node:
+    def value(self, top: bool = False) -> Node:
         self.skip()
         if self.at >= len(self.text):
             raise self.fail("unexpected end of file, expected a value")
         char = self.text[self.at]
+        if char in "{[" and not top and not self.comments:
+            return self.folded(char)
         if char == "{":
             return self.object()
         if char == "[":
@@ -116,6 +145,14 @@ class _Reader:
                 start, self.at = self.at, self.at + len(word)
                 return Node("literal", start, self.at, literal)
         raise self.fail(f"unexpected character {char!r}")
+
+    def folded(self, char: str) -> Node:
+        start = self.at
+        try:
+            decoded, self.at = json.JSONDecoder().raw_decode(self.text, start)
+        except json.JSONDecodeError as exc:
+            raise self.fail(exc.msg.lower(), exc.pos) from None
+        return Node("object" if char == "{" else "array", start, self.at, decoded, self.text)
 
     def string(self) -> str:
         start = self.at
@@ -175,7 +212,7 @@ class _Reader:
             if not self.text.startswith(":", self.at):
                 raise self.fail("expected ':' after the key")
             self.at += 1
-            node.members.append(Member(key, key_start, self.value()))
+            node._members.append(Member(key, key_start, self.value()))
 
         self._separated("}", member)
         node.end = self.at
@@ -183,7 +220,7 @@ class _Reader:
 
     def array(self) -> Node:
         node = Node("array", self.at, self.at)
-        self._separated("]", lambda: node.items.append(self.value()))
+        self._separated("]", lambda: node._items.append(self.value()))
         node.end = self.at
         return node
 
@@ -191,7 +228,7 @@ class _Reader:
 def parse(text: str, comments: bool = False) -> Node:
     """The document's root value; `comments` accepts JSONC. Raises ConfigSyntaxError."""
     reader = _Reader(text, comments)
-    root = reader.value()
+    root = reader.value(top=True)
     reader.skip()
     if reader.at != len(text):
         raise reader.fail("unexpected text after the end of the JSON value")

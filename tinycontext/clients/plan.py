@@ -98,6 +98,15 @@ def hooks_change(path: Path, text: str | None, launcher: str, remove: bool) -> F
     return FileChange(path, text, new, what, "updated" if before else "added")
 
 
+def _newlines(change: FileChange, crlf: bool) -> FileChange:
+    """Back to the file's own line ends (edits are made on LF text)."""
+    if not crlf:
+        return change
+    new = None if change.new is None else change.new.replace("\n", "\r\n")
+    old = None if change.old is None else change.old.replace("\n", "\r\n")
+    return FileChange(change.path, old, new, change.what, change.status)
+
+
 def plan(client: Client, scope: str, place: Place, texts: dict[Path, str | None],
          server: Server, launcher: str, remove: bool = False,
          with_hooks: bool = True) -> list[FileChange]:
@@ -105,11 +114,16 @@ def plan(client: Client, scope: str, place: Place, texts: dict[Path, str | None]
     paths = config_paths(client, scope, place, with_hooks)
     changes = []
     for path in paths:
+        text = texts.get(path)
+        crlf = text is not None and "\r\n" in text
+        if text is not None and crlf:
+            text = text.replace("\r\n", "\n")
         try:
             if path == paths[0]:
-                changes.append(server_change(client, path, texts.get(path), server, remove))
+                change = server_change(client, path, text, server, remove)
             else:
-                changes.append(hooks_change(path, texts.get(path), launcher, remove))
+                change = hooks_change(path, text, launcher, remove)
+            changes.append(_newlines(change, crlf))
         except ConfigSyntaxError as exc:
             exc.path = path
             raise
