@@ -77,7 +77,7 @@ def _comma_after(text: str, end: int) -> int | None:
     return None
 
 
-def insert(text: str, container: Node, part: str, indent: str | None = None) -> str:
+def insert(text: str, container: Node, part: str) -> str:
     """Add `part` (a `"key": value` member or an item, already serialized) at the end."""
     parts = _parts(container)
     unit = indent_unit(text)
@@ -88,16 +88,14 @@ def insert(text: str, container: Node, part: str, indent: str | None = None) -> 
         if inner.strip() == "":
             return text[:container.start + 1] + body + text[container.end - 1:]
         return text[:container.start + 1] + f"\n{opening}{unit}{part}," + text[container.start + 1:]
-    last_start, last_end = parts[-1]
+    last_end = parts[-1][1]
     comma = _comma_after(text, last_end)  # a trailing comma (JSONC): the new part gets one too
     at = last_end if comma is None else comma + 1
     glue = "" if comma is not None else ","
     part += "" if comma is None else ","
     if is_compact(text, container):
         return text[:last_end] + glue + text[last_end:at] + " " + part + text[at:]
-    lead = indent if indent is not None else (
-        _line_indent(text, last_start) if _alone_on_line(text, last_start)
-        else _line_indent(text, container.start) + unit)
+    lead = _part_base(text, container)
     # After a trailing line comment the new part goes on the next line, the comment stays.
     rest = _skip_space(text, at)
     if text.startswith("//", rest):
@@ -105,26 +103,23 @@ def insert(text: str, container: Node, part: str, indent: str | None = None) -> 
     return text[:last_end] + glue + text[last_end:at] + f"\n{lead}{part}" + text[at:]
 
 
-def member_text(text: str, container: Node, key: str, value: Any) -> str:
-    """`"key": value` laid out for `container` (its members' indentation)."""
-    unit = indent_unit(text)
+def _part_base(text: str, container: Node) -> str:
+    """The indentation of the container's parts (its last part's, else one step in)."""
     parts = _parts(container)
     if parts and _alone_on_line(text, parts[-1][0]):
-        base = _line_indent(text, parts[-1][0])
-    else:
-        base = _line_indent(text, container.start) + unit
-    return json.dumps(key, ensure_ascii=False) + ": " + dump(
-        value, unit, base, is_compact(text, container))
+        return _line_indent(text, parts[-1][0])
+    return _line_indent(text, container.start) + indent_unit(text)
+
+
+def member_text(text: str, container: Node, key: str, value: Any) -> str:
+    """`"key": value` laid out for `container` (its members' indentation)."""
+    return json.dumps(key, ensure_ascii=False) + ": " + item_text(text, container, value)
 
 
 def item_text(text: str, container: Node, value: Any) -> str:
-    unit = indent_unit(text)
-    parts = _parts(container)
-    if parts and _alone_on_line(text, parts[-1][0]):
-        base = _line_indent(text, parts[-1][0])
-    else:
-        base = _line_indent(text, container.start) + unit
-    return dump(value, unit, base, is_compact(text, container))
+    """`value` laid out as a part of `container`."""
+    return dump(value, indent_unit(text), _part_base(text, container),
+                is_compact(text, container))
 
 
 def replace(text: str, node: Node, value: Any, compact: bool = False) -> str:
