@@ -130,10 +130,10 @@ def _apply(changes: list[plan.FileChange], dry_run: bool, out: IO[str]) -> None:
             _report(change, None, out)
             continue
         saved = None
-        if change.changed and change.new is None:
-            saved = files.remove(change.path)
+        if change.changed and change.new is None and change.old is not None:
+            saved = files.remove(change.path, change.old)
         elif change.changed and change.new is not None:
-            saved = files.write(change.path, change.new)
+            saved = files.write(change.path, change.new, change.old)
         _report(change, saved, out)
     if dry_run:
         print("dry run: nothing was written", file=out)
@@ -200,7 +200,11 @@ def run(args: argparse.Namespace, out: IO[str] | None = None, err: IO[str] | Non
     except ValueError as exc:
         print(f"tinycontext setup: {exc}", file=err)
         return 2
-    _apply(changes, args.dry_run, out)
+    try:
+        _apply(changes, args.dry_run, out)
+    except files.ConfigFileError as exc:
+        print(f"tinycontext setup: {exc}", file=err)
+        return 1
     if not args.dry_run and any(c.changed for c in changes):
         _hint(client.name, args.scope, args.remove, out)
     return 0

@@ -164,3 +164,17 @@ def test_an_unreadable_file_is_reported_not_overwritten(home: Path) -> None:
     config.chmod(0)
     code, _, err = setup("lmstudio")
     assert code == 2 and str(config) in err
+
+
+def test_a_file_changed_after_it_was_read_is_not_overwritten(home: Path) -> None:
+    from tinycontext.clients import files
+
+    config = home / "c.json"
+    config.write_text('{"a": 1}')
+    with pytest.raises(files.ConfigFileError, match="changed while setup"):
+        files.write(config, '{"a": 2}', expected='{"a": 0}')
+    with pytest.raises(files.ConfigFileError, match="changed while setup"):
+        files.write(config, '{"a": 2}', expected=None)  # it appeared meanwhile
+    assert config.read_text() == '{"a": 1}' and _backups(home) == []
+    assert files.write(config, '{"a": 2}', expected='{"a": 1}') is not None
+    assert config.read_text() == '{"a": 2}'

@@ -75,9 +75,18 @@ def _make_dirs(folder: Path) -> None:
         created.mkdir(mode=0o700)
 
 
-def write(path: Path, text: str) -> Path | None:
-    """Replace (or create) the file with `text`; returns the backup made, if any."""
+def _unchanged_since(path: Path, expected: str | None) -> None:
+    """Refuse to replace a file that changed after it was read (the client wrote it)."""
+    if read(path) != expected:
+        raise ConfigFileError(f"{path} changed while setup was working on it (was the client "
+                              "writing it?); nothing was written: run setup again")
+
+
+def write(path: Path, text: str, expected: str | None) -> Path | None:
+    """Replace (or create) the file with `text` if it still holds `expected` (None: absent);
+    returns the backup made, if any."""
     real = target(path)
+    _unchanged_since(real, expected)
     try:
         mode = real.stat().st_mode & 0o7777
         saved: Path | None = backup(real)
@@ -98,9 +107,11 @@ def write(path: Path, text: str) -> Path | None:
     return saved
 
 
-def remove(path: Path) -> Path:
-    """Delete the file (ours emptied it), keeping a backup; returns the backup."""
+def remove(path: Path, expected: str) -> Path:
+    """Delete the file (ours emptied it) if it still holds `expected`, keeping a backup;
+    returns the backup."""
     real = target(path)
+    _unchanged_since(real, expected)
     saved = backup(real)
     real.unlink()
     return saved

@@ -98,13 +98,13 @@ def hooks_change(path: Path, text: str | None, launcher: str, remove: bool) -> F
     return FileChange(path, text, new, what, "updated" if before else "added")
 
 
-def _newlines(change: FileChange, crlf: bool) -> FileChange:
+def _newlines(change: FileChange, original: str | None) -> FileChange:
     """Back to the file's own line ends (edits are made on LF text)."""
-    if not crlf:
+    if original is None or "\r\n" not in original:
         return change
-    new = None if change.new is None else change.new.replace("\n", "\r\n")
-    old = None if change.old is None else change.old.replace("\n", "\r\n")
-    return FileChange(change.path, old, new, change.what, change.status)
+    new = original if not change.changed else (
+        None if change.new is None else change.new.replace("\n", "\r\n"))
+    return FileChange(change.path, original, new, change.what, change.status)
 
 
 def plan(client: Client, scope: str, place: Place, texts: dict[Path, str | None],
@@ -114,16 +114,14 @@ def plan(client: Client, scope: str, place: Place, texts: dict[Path, str | None]
     paths = config_paths(client, scope, place, with_hooks)
     changes = []
     for path in paths:
-        text = texts.get(path)
-        crlf = text is not None and "\r\n" in text
-        if text is not None and crlf:
-            text = text.replace("\r\n", "\n")
+        original = texts.get(path)
+        text = None if original is None else original.replace("\r\n", "\n")
         try:
             if path == paths[0]:
                 change = server_change(client, path, text, server, remove)
             else:
                 change = hooks_change(path, text, launcher, remove)
-            changes.append(_newlines(change, crlf))
+            changes.append(_newlines(change, original))
         except ConfigSyntaxError as exc:
             exc.path = path
             raise
