@@ -5,19 +5,19 @@ tinycontext.clients; this module reads and writes the files and talks to the per
 from __future__ import annotations
 
 import argparse
-import difflib
 import os
-import shlex
-import shutil
 import sys
 from pathlib import Path
-from typing import IO
-from urllib.parse import urlsplit
+from typing import IO, TYPE_CHECKING
 
-from tinycontext.clients import files, plan, status
-from tinycontext.clients.catalog import ALIASES, CLIENTS, Place, Server, find
-from tinycontext.clients.jsontext import ConfigSyntaxError
+if TYPE_CHECKING:
+    from tinycontext.clients.catalog import Place
+    from tinycontext.clients.plan import FileChange
 
+# Every CLI start builds the parser (a hook call too), so the parser's parts stay free of
+# imports; tests/unit/test_clients_status.py checks this list against the catalog.
+CLIENT_NAMES = ("claude-code", "claude-desktop", "cursor", "vscode", "codex", "gemini",
+                "lmstudio", "windsurf", "zed")
 HELP = (
     "Connect an agent client to TinyContext in one command: adds the `tinycontext` MCP server "
     "to the client's own config file (merged beside your other servers, a backup of the "
@@ -25,12 +25,14 @@ HELP = (
     "also installs the SessionStart and UserPromptSubmit hooks that bring relevant memories "
     "into the prompt without a tool call. See docs/clients.md."
 )
-EPILOG = "clients: " + ", ".join(
-    f"{c.name} ({c.title}; scopes: {'/'.join(c.scopes)})" for c in CLIENTS.values()) + (
-    ". Examples: `tinycontext setup claude-code` (user scope), `tinycontext setup claude-code "
-    "--scope project` (this folder's .mcp.json and .claude/settings.json), `tinycontext setup "
-    "codex --http http://127.0.0.1:8000/mcp`, `tinycontext setup cursor --remove`, "
-    "`tinycontext setup --list`.")
+EPILOG = (
+    "Clients (scopes): claude-code (user, project), claude-desktop (user), cursor (user, "
+    "project), vscode (user, project), codex (user, project), gemini (user, project), lmstudio "
+    "(user), windsurf (user), zed (user, project). Examples: `tinycontext setup claude-code` "
+    "(user scope), `tinycontext setup claude-code --scope project` (this folder's .mcp.json "
+    "and .claude/settings.json), `tinycontext setup codex --http http://127.0.0.1:8000/mcp`, "
+    "`tinycontext setup cursor --remove`, `tinycontext setup --list`."
+)
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -42,7 +44,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("client", nargs="?", metavar="client",
-                        help="which client: " + ", ".join(CLIENTS))
+                        help="which client: " + ", ".join(CLIENT_NAMES))
     parser.add_argument("--scope", choices=("user", "project"), default="user",
                         help="user: your own config, every project (default); project: the "
                         "current folder's config (shared with whoever uses the folder)")
@@ -61,6 +63,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def launcher() -> list[str]:
     """The absolute command that runs this installation's `tinycontext`."""
+    import shutil
+
     name = "tinycontext.exe" if os.name == "nt" else "tinycontext"
     started = Path(sys.argv[0]) if sys.argv and sys.argv[0] else None
     if started is not None and started.name == name and started.is_file():
@@ -76,18 +80,23 @@ def launcher() -> list[str]:
 
 def quoted(command: list[str]) -> str:
     """A command line for a shell (hooks run through one)."""
+    import shlex
+
     if os.name == "nt":
         return " ".join(f'"{part}"' if " " in part else part for part in command)
     return shlex.join(command)
 
 
 def place() -> Place:
+    from tinycontext.clients import files
     from tinycontext.settings import environment
 
     return files.local_place(environment())
 
 
 def _http_url(raw: str) -> str:
+    from urllib.parse import urlsplit
+
     parts = urlsplit(raw.strip())
     if parts.scheme not in ("http", "https") or not parts.hostname:
         raise ValueError(f"--http needs an http:// or https:// URL with a host, got {raw!r} "
@@ -97,7 +106,9 @@ def _http_url(raw: str) -> str:
     return parts.geturl()
 
 
-def _diff(change: plan.FileChange) -> str:
+def _diff(change: FileChange) -> str:
+    import difflib
+
     old = (change.old or "").splitlines(keepends=True)
     new = (change.new or "").splitlines(keepends=True)
     lines = difflib.unified_diff(old, new, f"{change.path} (before)" if change.old is not None
@@ -107,7 +118,7 @@ def _diff(change: plan.FileChange) -> str:
                    for line in lines)
 
 
-def _report(change: plan.FileChange, backup: Path | None, out: IO[str]) -> None:
+def _report(change: FileChange, backup: Path | None, out: IO[str]) -> None:
     where = change.path
     said = {
         "added": f"added {change.what} to {where}",
@@ -122,7 +133,9 @@ def _report(change: plan.FileChange, backup: Path | None, out: IO[str]) -> None:
     print(said, file=out)
 
 
-def _apply(changes: list[plan.FileChange], dry_run: bool, out: IO[str]) -> None:
+def _apply(changes: list[FileChange], dry_run: bool, out: IO[str]) -> None:
+    from tinycontext.clients import files
+
     for change in changes:
         if dry_run:
             if change.changed:
@@ -140,6 +153,9 @@ def _apply(changes: list[plan.FileChange], dry_run: bool, out: IO[str]) -> None:
 
 
 def _list(names: list[str], out: IO[str]) -> int:
+    from tinycontext.clients import files, status
+    from tinycontext.clients.catalog import CLIENTS
+
     chosen = [CLIENTS[n] for n in names] if names else None
     states = status.survey(place(), files.read, lambda p: p.exists(), chosen)
     for state in states:
@@ -148,6 +164,8 @@ def _list(names: list[str], out: IO[str]) -> int:
 
 
 def _hint(client_name: str, scope: str, remove: bool, out: IO[str]) -> None:
+    from tinycontext.clients.catalog import CLIENTS
+
     if remove:
         return
     if client_name == "claude-code":
@@ -161,6 +179,10 @@ def _hint(client_name: str, scope: str, remove: bool, out: IO[str]) -> None:
 
 
 def run(args: argparse.Namespace, out: IO[str] | None = None, err: IO[str] | None = None) -> int:
+    from tinycontext.clients import files, plan
+    from tinycontext.clients.catalog import ALIASES, CLIENTS, Server, find
+    from tinycontext.clients.jsontext import ConfigSyntaxError
+
     out, err = out or sys.stdout, err or sys.stderr
     client = find(args.client) if args.client else None
     if args.client and client is None:

@@ -75,3 +75,23 @@ def test_list_lines_name_client_scope_and_file() -> None:
     assert "claude-code     user     /h/.claude.json" in text
     assert "configured: stdio /opt/tc/bin/tinycontext mcp; hooks SessionStart" in text
     assert "claude-code     project  /p/.mcp.json\n" in text
+
+
+def test_the_parsers_client_list_matches_the_catalog() -> None:
+    from tinycontext import setup_command
+
+    assert tuple(CLIENTS) == setup_command.CLIENT_NAMES
+    for client in CLIENTS.values():
+        assert f"{client.name} ({', '.join(client.scopes)})" in setup_command.EPILOG
+
+
+def test_building_the_cli_parser_imports_no_client_module() -> None:
+    import subprocess
+    import sys
+
+    code = ("import sys\nfrom tinycontext import cli\ncli._parser()\n"
+            "print(sorted(m for m in sys.modules if m.startswith('tinycontext.clients')))")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[]"
