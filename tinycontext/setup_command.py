@@ -16,8 +16,8 @@ if TYPE_CHECKING:
 
 # Every CLI start builds the parser (a hook call too), so the parser's parts stay free of
 # imports; tests/unit/test_clients_status.py checks this list against the catalog.
-CLIENT_NAMES = ("claude-code", "claude-desktop", "cursor", "vscode", "codex", "gemini",
-                "lmstudio", "windsurf", "zed")
+CLIENT_NAMES = ("claude-code", "claude-desktop", "cursor", "vscode", "codex", "copilot",
+                "gemini", "lmstudio", "windsurf", "zed")
 HELP = (
     "Connect an agent client to TinyContext in one command: adds the `tinycontext` MCP server "
     "to the client's own config file (merged beside your other servers, a backup of the "
@@ -27,8 +27,9 @@ HELP = (
 )
 EPILOG = (
     "Clients (scopes): claude-code (user, project), claude-desktop (user), cursor (user, "
-    "project), vscode (user, project), codex (user, project), gemini (user, project), lmstudio "
-    "(user), windsurf (user), zed (user, project). Examples: `tinycontext setup claude-code` "
+    "project), vscode (user, project), codex (user, project), copilot (user, project), gemini "
+    "(user, project), lmstudio (user), windsurf (user), zed (user, project). Examples: "
+    "`tinycontext setup claude-code` "
     "(user scope), `tinycontext setup claude-code --scope project` (this folder's .mcp.json "
     "and .claude/settings.json), `tinycontext setup codex --http http://127.0.0.1:8000/mcp`, "
     "`tinycontext setup cursor --remove`, `tinycontext setup --list`."

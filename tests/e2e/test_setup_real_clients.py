@@ -1,10 +1,12 @@
 """The real clients read what `tinycontext setup` wrote: Claude Code (npm
 @anthropic-ai/claude-code) lists the server from a project's .mcp.json and from the user's
-~/.claude.json, the Codex CLI (npm @openai/codex) from $CODEX_HOME/config.toml, and the Gemini
-CLI (npm @google/gemini-cli) from ~/.gemini/settings.json, where it also starts our stdio
-server and connects to it; all offline (listing servers needs no model account). HOME is a
-temporary folder, so the user's own settings are never read or touched. The CLIs are installed
-with npm into a cache folder shared by runs; skipped only where npm is missing."""
+~/.claude.json, the Codex CLI (npm @openai/codex) from $CODEX_HOME/config.toml, the Gemini CLI
+(npm @google/gemini-cli) from ~/.gemini/settings.json, where it also starts our stdio server
+and connects to it, and GitHub's Copilot CLI (npm @github/copilot) from
+~/.copilot/mcp-config.json and a trusted repository's .github/mcp.json; all offline (listing
+servers needs no model account). HOME is a temporary folder, so the user's own settings are
+never read or touched. The CLIs are installed with npm into a cache folder shared by runs;
+skipped only where npm is missing."""
 
 from __future__ import annotations
 
@@ -22,7 +24,7 @@ from tests.e2e.servers import cli_env, tinycontext_command
 
 pytestmark = pytest.mark.slow
 PACKAGES = {"claude": "@anthropic-ai/claude-code@2.1.197", "codex": "@openai/codex@0.171.0",
-            "gemini": "@google/gemini-cli@0.61.0"}
+            "gemini": "@google/gemini-cli@0.61.0", "copilot": "@github/copilot@1.0.102"}
 # Shared with the hooks tests: one install serves every run (CLAUDE_CODE_NPM_PREFIX moves it).
 NPM_FOLDER = Path(os.environ.get("CLAUDE_CODE_NPM_PREFIX")
                   or Path(tempfile.gettempdir()) / "tinycontext-test-npm")
@@ -56,6 +58,11 @@ def gemini() -> str:
     return _installed("gemini")
 
 
+@pytest.fixture(scope="module")
+def copilot() -> str:
+    return _installed("copilot")
+
+
 def _env(tmp_path: Path) -> dict[str, str]:
     home = tmp_path / "home"
     home.mkdir(exist_ok=True)
@@ -63,7 +70,7 @@ def _env(tmp_path: Path) -> dict[str, str]:
                   CODEX_HOME=str(home / ".codex"), DISABLE_AUTOUPDATER="1",
                   DISABLE_TELEMETRY="1", CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC="1")
     for name in [n for n in env if n.startswith(("ANTHROPIC_", "CLAUDE_", "OPENAI_", "GEMINI_",
-                                                  "GOOGLE_"))]:
+                                                  "GOOGLE_", "COPILOT_", "GH_", "GITHUB_"))]:
         del env[name]
     return env
 
@@ -157,3 +164,26 @@ def test_gemini_connects_to_the_stdio_server_and_lists_the_http_one(tmp_path: Pa
           "http://127.0.0.1:9/mcp"], project, env)
     listed = _run([gemini, "mcp", "list"], project, env)
     assert "tinycontext: http://127.0.0.1:9/mcp (http)" in listed
+
+
+def test_copilot_lists_the_user_and_the_workspace_server(tmp_path: Path, copilot: str) -> None:
+    env, project = _env(tmp_path), tmp_path / "project"
+    project.mkdir()
+    subprocess.run(["git", "init", "-q", str(project)], check=True, timeout=60)
+    _run([*tinycontext_command(), "setup", "copilot"], project, env)
+    shown = _run([copilot, "mcp", "get", "tinycontext"], project, env)
+    assert f"Command: {tinycontext_command()[0]} mcp" in shown and "Source: User" in shown
+    assert "Tools: * (all)" in shown
+    _run([*tinycontext_command(), "setup", "copilot", "--scope", "project", "--http",
+          "http://127.0.0.1:9/mcp"], project, env)
+    # Copilot CLI reads a workspace's servers only in folders the user trusts.
+    (Path(env["HOME"]) / ".copilot" / "config.json").write_text(
+        json.dumps({"trusted_folders": [str(project)]}))
+    listed = json.loads(subprocess.run([copilot, "mcp", "list", "--json"], cwd=project, env=env,
+                                       capture_output=True, text=True, timeout=120).stdout)
+    assert listed["mcpServers"]["tinycontext"]["url"] == "http://127.0.0.1:9/mcp"
+    _run([*tinycontext_command(), "setup", "copilot", "--scope", "project", "--remove"],
+         project, env)
+    listed = json.loads(subprocess.run([copilot, "mcp", "list", "--json"], cwd=project, env=env,
+                                       capture_output=True, text=True, timeout=120).stdout)
+    assert listed["mcpServers"]["tinycontext"]["source"] == "user"

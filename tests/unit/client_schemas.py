@@ -114,6 +114,23 @@ def claude_hooks(text: str) -> list[str]:
     return problems
 
 
+def _copilot(text: str) -> list[str]:
+    problems: list[str] = []
+    allowed = {"type", "command", "args", "env", "cwd", "url", "headers", "tools", "timeout"}
+    for name, entry in _servers(json.loads(text), "mcpServers", problems).items():
+        _entry(name, entry, allowed, ("url",), problems)
+        if not isinstance(entry, dict):
+            continue
+        kind = entry.get("type")
+        if kind not in ("local", "stdio", "http", "sse"):
+            problems.append(f"{name}: type must be local, stdio, http or sse, not {kind!r}")
+        if ("command" in entry) != (kind in ("local", "stdio")):
+            problems.append(f"{name}: type {kind!r} does not match its command/url")
+        if not _strings(entry.get("tools")):
+            problems.append(f"{name}: tools (a list of names or [\"*\"]) is required")
+    return problems
+
+
 SCHEMAS: dict[str, Callable[[str], list[str]]] = {
     # code.claude.com/docs/en/mcp: stdio {type?, command, args?, env?}; http {type, url, headers?}
     "claude-code": _json_check("mcpServers", {"type", "command", "args", "env", "url",
@@ -129,6 +146,9 @@ SCHEMAS: dict[str, Callable[[str], list[str]]] = {
                                       "headers", "dev"}, ("url",), True, typed=True,
                           require_type=True),
     "codex": codex,
+    # docs.github.com Copilot CLI add-mcp-servers: type local|stdio (command, args, env, cwd)
+    # or http|sse (url, headers); `tools` (names or "*") required
+    "copilot": _copilot,
     # gemini-cli docs/tools/mcp-server.md: command/args/env/cwd, url (SSE) or httpUrl
     "gemini": _json_check("mcpServers", {"command", "args", "env", "cwd", "url", "httpUrl",
                                          "headers", "timeout", "trust", "includeTools",

@@ -59,6 +59,8 @@ def _existing(client: Client) -> str:
     text = EXISTING_JSON % {"key": client.key}
     if client.name == "vscode":  # VS Code documents `type` as required
         text = text.replace('"command"', '"type": "stdio", "command"')
+    if client.name == "copilot":  # and Copilot CLI `type` and `tools`
+        text = text.replace('"command"', '"type": "local", "tools": ["*"], "command"')
     return text
 
 
@@ -260,3 +262,16 @@ def test_windows_line_ends_are_kept(name: str) -> None:
     [back] = plan.plan(client, "user", PLACE, {path: change.new}, STDIO, LAUNCHER, remove=True,
                        with_hooks=False)
     assert back.new == text
+
+
+def test_copilot_gets_all_tools_unless_the_user_narrowed_them() -> None:
+    client = CLIENTS["copilot"]
+    fresh = _change(client, None).new
+    assert fresh is not None
+    assert json.loads(fresh)["mcpServers"]["tinycontext"] == {
+        "type": "stdio", "command": STDIO.command, "args": ["mcp"], "tools": ["*"]}
+    narrowed = fresh.replace('"*"', '"recall_memories"')
+    assert _change(client, narrowed).status == "unchanged"
+    switched = _change(client, narrowed, HTTP).new
+    assert switched is not None
+    assert json.loads(switched)["mcpServers"]["tinycontext"]["tools"] == ["recall_memories"]

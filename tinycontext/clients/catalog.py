@@ -9,7 +9,7 @@ and Zed's MCP pages."""
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path, PurePath
 from typing import Any
 
@@ -68,6 +68,8 @@ class Client:
     stdio: Callable[[Server], dict[str, Any]]
     http: Callable[[Server], dict[str, Any]] | None
     doc: str
+    defaults: Mapping[str, Any] = field(default_factory=dict)  # set only when absent
+
 
     @property
     def scopes(self) -> tuple[str, ...]:
@@ -112,6 +114,11 @@ def claude_settings(scope: str, place: Place) -> Path:
     return claude_user_dir(place) / "settings.json"
 
 
+def _copilot_home(place: Place) -> Path:
+    named = place.env.get("COPILOT_HOME", "")
+    return Path(named) if named else place.home / ".copilot"
+
+
 def _codex_home(place: Place) -> Path:
     named = place.env.get("CODEX_HOME", "")
     return Path(named) if named else place.home / ".codex"
@@ -143,6 +150,13 @@ CLIENTS: dict[str, Client] = {c.name: c for c in (
            {"user": lambda p: _codex_home(p) / "config.toml",
             "project": lambda p: p.cwd / ".codex" / "config.toml"},
            _plain, _url("url"), "https://github.com/openai/codex/blob/main/docs/config.md"),
+    # Its project file could also be .mcp.json, Claude Code's: .github/mcp.json keeps them apart.
+    Client("copilot", "GitHub Copilot CLI", "json", "mcpServers",
+           {"user": lambda p: _copilot_home(p) / "mcp-config.json",
+            "project": lambda p: p.cwd / ".github" / "mcp.json"},
+           _typed, _url("url", typed=True),
+           "https://docs.github.com/en/copilot/how-tos/copilot-cli/customize-copilot/"
+           "add-mcp-servers", defaults={"tools": ["*"]}),
     Client("gemini", "Gemini CLI", "jsonc", "mcpServers",
            {"user": lambda p: p.home / ".gemini" / "settings.json",
             "project": lambda p: p.cwd / ".gemini" / "settings.json"},
@@ -159,7 +173,8 @@ CLIENTS: dict[str, Client] = {c.name: c for c in (
            _plain, _url("url"), "https://zed.dev/docs/ai/mcp"),
 )}
 ALIASES = {"claude": "claude-code", "code": "vscode", "vs-code": "vscode", "gemini-cli": "gemini",
-           "codex-cli": "codex", "lm-studio": "lmstudio"}
+           "codex-cli": "codex", "lm-studio": "lmstudio", "copilot-cli": "copilot",
+           "github-copilot": "copilot"}
 
 
 def find(name: str) -> Client | None:

@@ -5,6 +5,7 @@ comments."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from tinycontext.clients import jsonedit
@@ -86,12 +87,16 @@ def delete(text: str, path: tuple[str, ...], comments: bool, prune: int = 0) -> 
     return text
 
 
-def merged_entry(existing: Any, wanted: dict[str, Any]) -> dict[str, Any]:
-    """`wanted` over an existing entry: the user's own keys (env, timeouts ...) stay."""
-    if not isinstance(existing, dict):
-        return dict(wanted)
-    kept = {k: v for k, v in existing.items() if k not in TRANSPORT_KEYS or k in wanted}
-    return {**kept, **wanted}
+def merged_entry(existing: Any, wanted: dict[str, Any],
+                 defaults: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """`wanted` over an existing entry: the user's own keys (env, timeouts ...) stay;
+    `defaults` fill only keys the entry lacks (a user's narrower choice is kept)."""
+    kept = {} if not isinstance(existing, dict) else {
+        k: v for k, v in existing.items() if k not in TRANSPORT_KEYS or k in wanted}
+    merged = {**kept, **wanted}
+    for key, value in (defaults or {}).items():
+        merged.setdefault(key, value)
+    return merged
 
 
 def is_empty_document(text: str, comments: bool) -> bool:

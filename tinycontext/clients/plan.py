@@ -71,7 +71,7 @@ def server_change(client: Client, path: Path, text: str | None, server: Server,
             new = jsonmerge.delete(text, (client.key, SERVER_NAME), comments, prune=1)
         return FileChange(path, text, None if new is None or _emptied(client, new) else new,
                           what, "removed")
-    wanted = jsonmerge.merged_entry(existing, client.entry(server))
+    wanted = jsonmerge.merged_entry(existing, client.entry(server), client.defaults)
     if existing == wanted:
         return FileChange(path, text, text, what, "unchanged")
     if client.fmt == "toml":
