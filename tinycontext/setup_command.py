@@ -79,6 +79,12 @@ def launcher() -> list[str]:
     return [str(Path(sys.executable).absolute()), "-m", "tinycontext"]
 
 
+def temporary(command: str) -> bool:
+    """A command inside uv's cache (`uvx`): it can vanish when the cache is cleaned."""
+    parts = Path(command).parts
+    return any(part.startswith(("archive-v", "builds-v")) for part in parts) and "uv" in parts
+
+
 def quoted(command: list[str]) -> str:
     """A command line for a shell (hooks run through one)."""
     import shlex
@@ -202,6 +208,10 @@ def run(args: argparse.Namespace, out: IO[str] | None = None, err: IO[str] | Non
               f"{', '.join(client.scopes)})", file=err)
         return 2
     command = launcher()
+    if temporary(command[0]) and not args.remove:
+        print(f"tinycontext setup: note: {command[0]} is in uv's cache (uvx), which `uv cache "
+              "clean` removes; for a lasting path install it (`uv tool install` or pip) and run "
+              "setup from there.", file=err)
     try:
         url = _http_url(args.http) if args.http else ""
         server = Server(url=url) if url else Server(command[0], (*command[1:], "mcp"))

@@ -95,3 +95,11 @@ def test_building_the_cli_parser_imports_no_client_module() -> None:
                           timeout=60)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "[]"
+
+
+def test_a_uvx_command_is_recognised_as_temporary() -> None:
+    from tinycontext.setup_command import temporary
+
+    assert temporary("/home/u/.cache/uv/archive-v0/abc123/bin/tinycontext")
+    assert not temporary("/home/u/.local/share/uv/tools/tinysuite-context/bin/tinycontext")
+    assert not temporary("/home/u/venvs/tc/bin/tinycontext")
