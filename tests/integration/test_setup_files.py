@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tinycontext import setup_command
+from tinycontext.entry import setup_command
 
 
 @pytest.fixture()

@@ -78,7 +78,7 @@ def test_list_lines_name_client_scope_and_file() -> None:
 
 
 def test_the_parsers_client_list_matches_the_catalog() -> None:
-    from tinycontext import setup_command
+    from tinycontext.entry import setup_command
 
     assert tuple(CLIENTS) == setup_command.CLIENT_NAMES
     for client in CLIENTS.values():
@@ -89,7 +89,7 @@ def test_building_the_cli_parser_imports_no_client_module() -> None:
     import subprocess
     import sys
 
-    code = ("import sys\nfrom tinycontext import cli\ncli._parser()\n"
+    code = ("import sys\nfrom tinycontext.entry import cli\ncli._parser()\n"
             "print(sorted(m for m in sys.modules if m.startswith('tinycontext.clients')))")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           timeout=60)
@@ -98,7 +98,7 @@ def test_building_the_cli_parser_imports_no_client_module() -> None:
 
 
 def test_a_uvx_command_is_recognised_as_temporary() -> None:
-    from tinycontext.setup_command import temporary
+    from tinycontext.entry.setup_command import temporary
 
     assert temporary("/home/u/.cache/uv/archive-v0/abc123/bin/tinycontext")
     assert not temporary("/home/u/.local/share/uv/tools/tinysuite-context/bin/tinycontext")

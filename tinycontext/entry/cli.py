@@ -86,7 +86,7 @@ def _parser() -> argparse.ArgumentParser:
                          "skips memories already present, re-embeds when the model differs.")
     imp.add_argument("file", help="export file, or - for stdin")
     imp.add_argument("--batch-size", type=int, default=256, help="memories per transaction")
-    from tinycontext.setup_command import register as register_setup
+    from tinycontext.entry.setup_command import register as register_setup
 
     register_setup(sub)
     return parser
@@ -265,7 +265,7 @@ def cmd_import(args: argparse.Namespace) -> int:
 COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
     "mcp": cmd_mcp, "serve": cmd_serve, "rest": cmd_rest, "doctor": cmd_doctor,
     "export": cmd_export, "import": cmd_import, "repair": cmd_repair, "ui": cmd_ui,
-    "setup": lambda args: importlib.import_module("tinycontext.setup_command").run(args),
+    "setup": lambda args: importlib.import_module("tinycontext.entry.setup_command").run(args),
 }
 
 

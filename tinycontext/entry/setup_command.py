@@ -96,7 +96,7 @@ def quoted(command: list[str]) -> str:
 
 def place() -> Place:
     from tinycontext.clients import files
-    from tinycontext.settings import environment
+    from tinycontext.config.settings import environment
 
     return files.local_place(environment())
 
