@@ -21,11 +21,19 @@ from tinycontext.domain.errors import (
     StoreCorruptError,
     StoreError,
     StoreReadOnlyError,
+    StoreUnavailableError,
     TinyContextError,
 )
 from tinycontext.domain.text import stemmed_terms
 
-from .driver import load_vector_extension, prepare_private_file, sqlite_module, tighten
+from .driver import (
+    companions,
+    folder_writable,
+    load_vector_extension,
+    prepare_private_file,
+    sqlite_module,
+    tighten,
+)
 from .errors import (
     CANTOPEN,
     READONLY,
@@ -34,6 +42,7 @@ from .errors import (
     refused_write_message,
     result_code,
     store_error,
+    unreadable_message,
 )
 from .schema import SCHEMA_VERSION, migrate, schema_version
 
@@ -95,32 +104,47 @@ class ConnectionPool:
             log.info("memory store %s cannot be written: opened for reading only", self.path)
         return self._connect_read_only(sqlite)
 
+    def _open_uri(self, sqlite: Any, uri: str) -> Any:
+        conn = sqlite.connect(
+            uri, uri=True, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None,
+            check_same_thread=False,
+        )
+        try:
+            conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+            conn.execute("SELECT count(*) FROM sqlite_master").fetchone()  # opens the file
+        except BaseException:
+            conn.close()
+            raise
+        return conn
+
     def _connect_read_only(self, sqlite: Any) -> Any:
         uri = self.path.resolve().as_uri()
-        for query in ("?mode=ro", "?mode=ro&immutable=1"):
-            conn = sqlite.connect(
-                uri + query, uri=True, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None,
-                check_same_thread=False,
-            )
-            try:
-                conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
-                conn.execute("SELECT count(*) FROM sqlite_master").fetchone()  # opens the file
-                return conn
-            except sqlite.OperationalError as exc:
-                conn.close()
-                if result_code(exc) != CANTOPEN or "immutable" in query:
-                    raise
-                # Reading a WAL file needs its -shm companion, which a read-only folder cannot
-                # hold. With no unmerged -wal content the file alone is the whole store, so it
-                # can be read as immutable (nobody can write it there either).
-                wal = Path(f"{self.path}-wal")
-                if wal.exists() and wal.stat().st_size > 0:
-                    raise StoreReadOnlyError(
-                        f"The memory store {self.path} is read-only and its -wal file holds "
-                        "writes not yet merged into it: open it once with write access (or "
-                        "copy the folder somewhere writable) to read it."
-                    ) from None
-        raise AssertionError("unreachable")
+        try:
+            return self._open_uri(sqlite, uri + "?mode=ro")
+        except sqlite.OperationalError as exc:
+            if result_code(exc) not in (CANTOPEN, READONLY):
+                raise
+            if folder_writable(self.path):
+                raise StoreUnavailableError(unreadable_message(
+                    self.path, "SQLite could not open it for reading"
+                )) from None
+        # Reading a WAL store needs a -shm file that this folder cannot hold. With no
+        # unmerged -wal content the file alone is the whole store, and as nobody can create
+        # a -wal here, nobody can write it while we read: it can be opened as immutable.
+        wal = companions(self.path)[0]
+        if wal.exists() and wal.stat().st_size > 0:
+            raise StoreUnavailableError(unreadable_message(
+                self.path, "its -wal file holds writes not yet merged into it, which SQLite "
+                "cannot read without creating a -shm file in the folder"
+            ))
+        try:
+            return self._open_uri(sqlite, uri + "?mode=ro&immutable=1")
+        except sqlite.OperationalError as exc:
+            if result_code(exc) not in (CANTOPEN, READONLY):
+                raise
+            raise StoreUnavailableError(unreadable_message(
+                self.path, "SQLite could not open it for reading"
+            )) from None
 
     def _migrate(self, conn: Any, sqlite: Any) -> None:
         if not self.read_only:

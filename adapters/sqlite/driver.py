@@ -111,14 +111,37 @@ def prepare_private_file(path: Path) -> None:
     tighten(path)
 
 
+def companions(path: Path) -> tuple[Path, Path]:
+    """The -wal and -shm files SQLite keeps beside a store in WAL mode."""
+    return Path(f"{path}-wal"), Path(f"{path}-shm")
+
+
 def tighten(path: Path) -> None:
-    """Make the database and its -wal/-shm companions owner-only when others can read them."""
+    """Make the database and its -wal/-shm companions owner-only when others can read them.
+
+    A read-only open of a 0400 store leaves companions at 0400 too; once the user makes the
+    store writable again, such a companion would keep every write failing, so one of ours
+    gets its owner's write bit back (0600) whenever the store itself has it.
+    """
     if os.name != "posix":
         return
-    for candidate in (path, Path(f"{path}-wal"), Path(f"{path}-shm")):
+    try:
+        writable = bool(path.stat().st_mode & stat.S_IWUSR)
+    except FileNotFoundError:
+        return
+    for candidate in (path, *companions(path)):
         try:
-            mode = candidate.stat().st_mode
+            info = candidate.stat()
         except FileNotFoundError:
             continue
-        if mode & (stat.S_IRWXG | stat.S_IRWXO):
+        stale = (
+            candidate != path and writable and not info.st_mode & stat.S_IWUSR
+            and info.st_uid == os.geteuid()
+        )
+        if info.st_mode & (stat.S_IRWXG | stat.S_IRWXO) or stale:
             os.chmod(candidate, PRIVATE_FILE)
+
+
+def folder_writable(path: Path) -> bool:
+    """Whether this process may create files (a -wal, a -shm) in the store's folder."""
+    return os.access(path.parent, os.W_OK | os.X_OK)

@@ -8,7 +8,9 @@ messages are not copied in, only what the result code means).
 
 from __future__ import annotations
 
+import contextlib
 import errno
+import os
 from pathlib import Path
 
 from tinycontext.domain.errors import (
@@ -53,12 +55,49 @@ def cannot_write(exc: BaseException) -> bool:
     return result_code(exc) in (READONLY, CANTOPEN, PERM)
 
 
+def _read_only_reasons(path: Path) -> list[str]:
+    """What stops this process writing the store, as found on disk now (may be nothing: root
+    ignores file modes, and a mount's own options are not always visible)."""
+    folder = path.parent
+    with contextlib.suppress(OSError):
+        if os.statvfs(folder).f_flag & os.ST_RDONLY:
+            return ["it is on a read-only file system"]
+    reasons = []
+    if folder.is_dir() and not os.access(folder, os.W_OK | os.X_OK):
+        reasons.append(f"its folder {folder} is not writable by this user")
+    if path.exists() and not os.access(path, os.W_OK):
+        reasons.append("the file is not writable by this user")
+    for companion in (Path(f"{path}-wal"), Path(f"{path}-shm")):
+        if companion.exists() and not os.access(companion, os.R_OK | os.W_OK):
+            reasons.append(
+                f"its companion {companion.name} is not writable by this user (left by an "
+                "earlier read-only open: `chmod 600` it, or delete it while no program has "
+                "the store open)"
+            )
+    return reasons
+
+
 def read_only_message(path: Path) -> str:
+    reasons = _read_only_reasons(path)
+    why = "; ".join(reasons) if reasons else (
+        "a read-only mount, a backup copy, or no write permission for this user"
+    )
     return (
-        f"The memory store {path} is read-only (a read-only mount, a backup copy, or no write "
-        "permission for this user), so nothing can be saved, updated or deleted; recall and "
-        "list still work. To write, make the file and its folder writable by this user or "
-        "point memory_db_path at a writable copy."
+        f"The memory store {path} is read-only ({why}), so nothing can be saved, updated or "
+        "deleted; recall and list still work. To write, make the file, its -wal/-shm "
+        "companions and its folder writable by this user, or point memory_db_path at a "
+        "writable copy."
+    )
+
+
+def unreadable_message(path: Path, what: str) -> str:
+    """A store this process can neither write nor read (so not store_read_only's promise)."""
+    found = "".join(f"; {reason}" for reason in _read_only_reasons(path))
+    return (
+        f"The memory store {path} cannot be written by this user and cannot be read either "
+        f"({what}{found}). Make the file, its -wal/-shm companions and its folder writable "
+        "by this user and open it once, or copy the folder somewhere writable and point "
+        "memory_db_path at the copy."
     )
 
 

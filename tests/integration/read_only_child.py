@@ -3,6 +3,7 @@ or file permissions): every operation through the Python API, REST and MCP; prin
 
 from __future__ import annotations
 
+import io
 import json
 import sys
 from pathlib import Path
@@ -17,6 +18,7 @@ from tests.fakes import FixedClock, HashEmbedder, WordTokenizer
 from tinycontext.adapters.mcp.server import create_mcp_server
 from tinycontext.adapters.sqlite.store import SqliteStore
 from tinycontext.app.service import MemoryService
+from tinycontext.app.transfer import export_jsonl
 from tinycontext.config.engine import TinyContextConfig
 from tinycontext.domain.errors import TinyContextError
 from tinycontext.entry.container import build_service
@@ -38,6 +40,10 @@ def outcome(call: Any) -> dict[str, Any]:
         return {"code": exc.code, "message": exc.message}
 
 
+def _export(service: MemoryService) -> int:
+    return export_jsonl(service.core.store, io.StringIO())
+
+
 def python_api(path: Path) -> dict[str, Any]:
     service = open_service(path)
     try:
@@ -50,6 +56,7 @@ def python_api(path: Path) -> dict[str, Any]:
             "save": outcome(lambda: service.save_memories([{"content": "Cannot be kept."}])),
             "update": outcome(lambda: service.update_memory(first, "Cannot be changed.")),
             "delete": outcome(lambda: service.delete_memory(first)),
+            "export": outcome(lambda: _export(service)),
         }
     finally:
         service.close()

@@ -45,7 +45,8 @@ def _works(command: list[str]) -> bool:
 
 def run_read_only(store: Path, how: str) -> dict[str, Any]:
     """The child's observations with the store unwritable for it: `mount` makes the folder a
-    read-only mount; `file` makes only the file read-only (mode 0400, folder writable)."""
+    read-only mount; `file` makes only the file read-only (mode 0400, folder writable);
+    `folder` keeps the file the user's own 0600 in a folder the user cannot write (0500)."""
     folder = store.parent
     child = [sys.executable, "-m", "tests.integration.read_only_child", str(store)]
     restore: list[tuple[Path, int]] = []
@@ -59,7 +60,7 @@ def run_read_only(store: Path, how: str) -> dict[str, Any]:
         else:
             pytest.skip("root without user and mount namespaces: no read-only mount to make")
     else:
-        restore = [(store, 0o400)]
+        restore = [(store, 0o400)] if how == "file" else [(store, 0o600), (folder, 0o500)]
         if os.geteuid() == 0:
             # In a user namespace of its own, root's power over files (CAP_DAC_OVERRIDE) no
             # longer applies to this file system: the file's mode binds the process.
@@ -101,7 +102,7 @@ def _digest(folder: Path) -> dict[str, str]:
     return {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted(folder.iterdir())}
 
 
-@pytest.mark.parametrize("how", ["mount", "file"])
+@pytest.mark.parametrize("how", ["mount", "file", "folder"])
 def test_read_only_store_reads_recalls_and_refuses_writes(backup: Path, how: str) -> None:
     before = hashlib.sha256(backup.read_bytes()).hexdigest()
     seen = run_read_only(backup, how)
@@ -115,9 +116,13 @@ def test_read_only_store_reads_recalls_and_refuses_writes(backup: Path, how: str
     assert len(api["recent"]["ok"]["memories"]) == 2
     assert api["list"]["ok"]["total_count"] == 2
     assert api["get"]["ok"]["recall_count"] == 0  # counts were skipped, not half-written
+    assert api["export"]["ok"] == 3
     for write in ("save", "update", "delete"):
         assert api[write]["code"] == "store_read_only", api[write]
         assert str(backup) in api[write]["message"]
+        assert "recall and list still work" in api[write]["message"]
+    if how == "folder":  # the message says which part is not writable
+        assert f"its folder {backup.parent} is not writable" in api["save"]["message"]
 
     over_http = seen["rest"]
     assert over_http["recall"]["status"] == 200

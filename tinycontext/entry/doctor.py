@@ -7,6 +7,7 @@ created lazily by the first save or recall); the SQLite checks then run on a thr
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import tempfile
@@ -91,6 +92,8 @@ def _check_storage(config: TinyContextConfig) -> list[Check]:
     exists = db.exists()
     if exists and not os.access(db, os.R_OK | os.W_OK):
         ok, detail = False, f"{db} exists but is not readable and writable by this user"
+    elif exists and ok:
+        ok, detail = _check_companions(db, detail)
     checks = [Check("storage", ok, detail + ("" if not exists else "; database present"))]
     if exists and ok:
         checks.append(_check_integrity(db))
@@ -118,6 +121,28 @@ def _check_storage(config: TinyContextConfig) -> list[Check]:
     vec = facts.get("sqlite_vec_version") or ""
     checks.append(Check("sqlite-vec", bool(vec), f"version {vec}" if vec else "not loaded"))
     return checks
+
+
+def _check_companions(db: Path, detail: str) -> tuple[bool, str]:
+    """A -wal/-shm left read-only (by a read-only open of a 0400 store) keeps every write
+    failing once the store is writable again: ours are given back 0600, as the store does."""
+    from tinycontext.adapters.sqlite.driver import companions, tighten
+
+    stuck = [c for c in companions(db) if c.exists() and not os.access(c, os.R_OK | os.W_OK)]
+    if not stuck:
+        return True, detail
+    with contextlib.suppress(OSError):  # not ours to change: reported below
+        tighten(db)
+    left = [c for c in stuck if not os.access(c, os.R_OK | os.W_OK)]
+    if left:
+        names = " ".join(str(c) for c in left)
+        return False, (
+            f"{names} not readable and writable by this user, so every write would fail: "
+            f"`chmod 600 {names}` as their owner (or delete them while no program has the "
+            "store open)"
+        )
+    names = ", ".join(c.name for c in stuck)
+    return True, f"{detail}; made {names} owner-only read-write again (left read-only before)"
 
 
 def _check_integrity(db: Path) -> Check:
