@@ -35,8 +35,11 @@ class LinkProblem:
     field: str
     target: str
     cycle: tuple[str, ...] = ()
+    note: str = ""
 
     def describe(self) -> str:
+        if self.note:
+            return self.note
         if self.target == self.memory_id:
             return f"{self.field} points at the memory itself"
         if self.cycle:
@@ -66,6 +69,47 @@ def link_problems(
             first = min(range(len(cycle)), key=lambda i: order[cycle[i]])
             turned = cycle[first:] + cycle[:first]
             problems.append(LinkProblem(turned[0], field, turned[1], tuple(turned)))
+    return problems
+
+
+def link_mismatches(
+    links: Mapping[str, Links], view: Callable[[str], Links | None],
+    stored: Callable[[str], bool],
+) -> list[LinkProblem]:
+    """Links whose other end does not name the memory back, for the new memories `links`.
+
+    Deleting a version makes the one it `supersedes` live again, so both ends must agree: a
+    memory superseded_by B while B supersedes another (or nothing) would stay hidden for
+    good. `view(id)` gives the links of any known memory (a stored one as stored); a stored
+    live predecessor may be continued (the import marks it superseded), but a predecessor
+    claimed by two memories may not."""
+    problems: list[LinkProblem] = []
+    claimed: dict[str, str] = {}
+    for memory_id, own in links.items():
+        newer = own.superseded_by
+        other = None if newer is None else view(newer)
+        if newer is not None and other is not None and other.supersedes != memory_id:
+            says = other.supersedes or "nothing"
+            problems.append(LinkProblem(memory_id, FIELDS[0], newer, note=(
+                f"superseded_by points at {newer}, which says it supersedes {says}: both "
+                "versions must name each other"
+            )))
+        older = own.supersedes
+        if older is None:
+            continue
+        other = view(older)
+        after = None if other is None else other.superseded_by
+        if other is not None and after != memory_id and not (after is None and stored(older)):
+            problems.append(LinkProblem(memory_id, FIELDS[1], older, note=(
+                f"supersedes points at {older}, which says it is superseded by "
+                f"{after or 'nothing'}: both versions must name each other"
+            )))
+        elif older in claimed:
+            problems.append(LinkProblem(memory_id, FIELDS[1], older, note=(
+                f"supersedes points at {older}, which {claimed[older]} supersedes too: a "
+                "version has one newer version"
+            )))
+        claimed.setdefault(older, memory_id)
     return problems
 
 

@@ -59,6 +59,17 @@ BAD_FILES = {
     "missing-successor": ([_row(0), _row(1), _row(2, superseded_by=IDS[6])], 3,
                           f"superseded_by points at {IDS[6]}, which is neither in the file"),
     "missing-predecessor": ([_row(0, supersedes=IDS[6])], 1, "supersedes points at"),
+    "successor-names-another": (
+        [_row(0, superseded_by=IDS[1]), _row(1, supersedes=IDS[2]), _row(2, superseded_by=IDS[1])],
+        1, f"superseded_by points at {IDS[1]}, which says it supersedes {IDS[2]}"),
+    "successor-names-none": ([_row(3), _row(0, superseded_by=IDS[1]), _row(1)], 2,
+                             "which says it supersedes nothing"),
+    "predecessor-says-none": ([_row(0), _row(1, supersedes=IDS[0])], 2,
+                              f"supersedes points at {IDS[0]}, which says it is superseded by "
+                              "nothing"),
+    "two-successors": ([_row(0, superseded_by=IDS[1]), _row(1, supersedes=IDS[0]),
+                        _row(2, supersedes=IDS[0])], 3,
+                       f"which says it is superseded by {IDS[1]}"),
 }
 
 
@@ -78,11 +89,38 @@ def test_links_may_point_forward_or_at_stored_memories(target: MemoryService) ->
     at = "2026-01-05T08:00:00Z"
     first = _lines(_row(0, superseded_by=IDS[1], superseded_at=at), _row(1, supersedes=IDS[0]))
     assert import_jsonl(target, first, batch_size=1).imported == 2
-    # A later file may continue a chain whose older versions are already stored.
+    # A later file may continue a chain whose older versions are already stored: the stored
+    # live version is then marked superseded, so deleting the new one brings it back.
     later = _lines(_row(2, supersedes=IDS[1]))
     assert import_jsonl(target, later).imported == 1
     live = [m["id"] for m in target.list_memories(limit=10)["memories"]]
-    assert IDS[1] in live and IDS[0] not in live
+    assert live == [IDS[2]]
+    assert target.get_memory(IDS[1])["superseded_by"] == IDS[2].replace("-", "")[:12]
+    target.delete_memory(IDS[2])
+    assert [m["id"] for m in target.list_memories(limit=10)["memories"]] == [IDS[1]]
+
+
+STORED_THEN_BAD = {
+    "stored-successor-names-none": (
+        [_row(1)], [_row(0, superseded_by=IDS[1])], 1,
+        f"superseded_by points at {IDS[1]}, which says it supersedes nothing"),
+    "stored-predecessor-taken": (
+        [_row(0, superseded_by=IDS[1]), _row(1, supersedes=IDS[0])],
+        [_row(3), _row(2, supersedes=IDS[0])], 2, f"which says it is superseded by {IDS[1]}"),
+    "stored-predecessor-claimed-twice": (
+        [_row(0)], [_row(1, supersedes=IDS[0]), _row(2, supersedes=IDS[0])], 2,
+        f"which {IDS[1]} supersedes too"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(STORED_THEN_BAD))
+def test_links_must_agree_with_stored_memories(target: MemoryService, case: str) -> None:
+    first, second, line, why = STORED_THEN_BAD[case]
+    stored = import_jsonl(target, _lines(*first)).imported
+    with pytest.raises(ImportFormatError) as caught:
+        import_jsonl(target, _lines(*second))
+    assert caught.value.line == line and why in caught.value.message, caught.value.message
+    assert _stored(target) == stored
 
 
 def test_a_bad_line_anywhere_stores_nothing_from_a_pipe(target: MemoryService) -> None:

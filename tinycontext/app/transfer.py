@@ -21,7 +21,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from typing import IO, Any, Protocol, cast
 
-from tinycontext.domain.chains import Links, link_problems
+from tinycontext.domain.chains import Links, link_mismatches, link_problems
 from tinycontext.domain.errors import TinyContextError
 from tinycontext.domain.memory import Memory
 from tinycontext.ports.store import NewMemory, Store
@@ -168,9 +168,30 @@ def _check_file(
             links[memory.id] = Links(memory.superseded_by, memory.supersedes)
             line_of[memory.id] = number
     problems = link_problems(links, lambda i: i in ids or bool(store.find(i, is_ref=False)))
+    if not problems:
+        problems = link_mismatches(*_new_links(store, links, ids))
     if problems:
         first = min(problems, key=lambda p: line_of[p.memory_id])
         raise ImportFormatError(line_of[first.memory_id], first.describe())
+
+
+def _new_links(
+    store: Store, links: dict[str, Links], ids: set[str]
+) -> tuple[dict[str, Links], Callable[[str], Links | None], Callable[[str], bool]]:
+    """The links of the file's memories that are not stored yet (stored ones are skipped), and
+    a view of any memory's links: as stored when it is, else as the file says."""
+    def stored(memory_id: str) -> Memory | None:
+        found = store.find(memory_id, is_ref=False)
+        return found[0] if found else None
+
+    def view(memory_id: str) -> Links | None:
+        memory = stored(memory_id)
+        if memory is not None:
+            return Links(memory.superseded_by, memory.supersedes)
+        return links.get(memory_id, Links()) if memory_id in ids else None
+
+    fresh = {i: own for i, own in links.items() if stored(i) is None}
+    return fresh, view, lambda memory_id: stored(memory_id) is not None
 
 
 @contextmanager
@@ -229,5 +250,17 @@ def _store_batch(core: Core, batch: list[tuple[Memory, bytes | None]]) -> int:
         )
         for (m, _), vector, tokens in zip(batch, vectors, bits, strict=True)
     ]
-    core.store.add(items)
+    # A new version of a memory stored live before this import continues its chain: the
+    # older one is marked superseded (as update_memory does), so both ends name each other.
+    continuing = [item for item in items if _live(core.store, item.memory.supersedes)]
+    later = {item.memory.id for item in continuing}
+    core.store.add([item for item in items if item.memory.id not in later])
+    for item in continuing:
+        assert item.memory.supersedes is not None
+        core.store.supersede(item.memory.supersedes, item, at=item.memory.created_at)
     return len(stale)
+
+
+def _live(store: Store, memory_id: str | None) -> bool:
+    found = store.find(memory_id, is_ref=False) if memory_id else []
+    return bool(found) and found[0].superseded_by is None
