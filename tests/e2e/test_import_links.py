@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import json
 from collections.abc import Iterator
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -165,3 +166,19 @@ def test_cli_import_refuses_a_cycle_without_storing(tmp_path: Path) -> None:
     assert "Traceback" not in done.stderr
     exported = run_cli(tmp_path, "export")
     assert exported.returncode == 0 and exported.stdout == ""
+
+
+@pytest.mark.parametrize("field", ["created_at", "last_recalled_at", "superseded_at"])
+def test_timestamps_in_the_future_are_refused_with_their_line(
+    target: MemoryService, field: str,
+) -> None:
+    now = target.core.clock.now()  # FixedClock: 2026-07-31T10:15:00Z
+    soon = (now + timedelta(minutes=4)).strftime("%Y-%m-%dT%H:%M:%SZ")
+    later = (now + timedelta(minutes=6)).strftime("%Y-%m-%dT%H:%M:%SZ")
+    rows = [_row(0), {**_row(1), field: later}]
+    with pytest.raises(ImportFormatError) as caught:
+        import_jsonl(target, _lines(*rows))
+    assert caught.value.line == 2 and f"{field} {later} is in the future" in caught.value.message
+    assert _stored(target) == 0
+    # Another machine's clock a few minutes ahead is not a reason to refuse a file.
+    assert import_jsonl(target, _lines(_row(0), {**_row(1), field: soon})).imported == 2

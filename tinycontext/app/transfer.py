@@ -19,11 +19,12 @@ import tempfile
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
+from datetime import datetime, timedelta
 from typing import IO, Any, Protocol, cast
 
 from tinycontext.domain.chains import Links, link_mismatches, link_problems
 from tinycontext.domain.errors import TinyContextError
-from tinycontext.domain.memory import Memory
+from tinycontext.domain.memory import Memory, format_timestamp
 from tinycontext.ports.store import NewMemory, Store
 
 from .core import Core
@@ -33,6 +34,7 @@ from .transfer_format import ImportFormatError, parse_record, record
 __all__ = ["PAGE", "ImportReport", "export_jsonl", "import_jsonl", "iter_stored"]
 
 PAGE = 500
+CLOCK_SKEW = timedelta(minutes=5)  # how far ahead another machine's clock may have been
 
 
 class HasCore(Protocol):
@@ -88,7 +90,8 @@ def import_jsonl(
     """Import JSON Lines into the service's store (see module docstring for the guarantees)."""
     core = service if isinstance(service, Core) else service.core
     with _replayable(lines) as again:
-        _check_file(core.store, again(), lambda text: _check_size(core, text))
+        now = core.clock.now()
+        _check_file(core.store, again(), lambda text: _check_size(core, text), now)
         return _import_checked(core, again(), batch_size, progress)
 
 
@@ -143,12 +146,31 @@ def _check_size(core: Core, content: str) -> None:
         ) from None
 
 
+def _future(memory: Memory, now: datetime | None) -> str | None:
+    """Why a timestamp of the memory is refused: it is later than now, give or take another
+    machine's clock (a memory from the future would top every newest-first list for good and
+    confuse since/until and the order of versions)."""
+    if now is None:
+        return None
+    latest = format_timestamp(now + CLOCK_SKEW)
+    for field in ("created_at", "last_recalled_at", "superseded_at"):
+        value = getattr(memory, field)
+        if value is not None and value > latest:
+            return (
+                f"{field} {value} is in the future (this machine's clock says "
+                f"{format_timestamp(now)}; up to {CLOCK_SKEW.seconds // 60} minutes ahead is "
+                "accepted): correct the timestamp, or this machine's clock"
+            )
+    return None
+
+
 def _check_file(
-    store: Store, lines: Iterable[str], check_size: Callable[[str], None] | None = None
+    store: Store, lines: Iterable[str], check_size: Callable[[str], None] | None = None,
+    now: datetime | None = None,
 ) -> None:
-    """Every line parses, fits the size limit, and every supersede link can be stored, else
-    ImportFormatError for the first bad line (a link problem is only known once the whole
-    file was read)."""
+    """Every line parses, fits the size limit, has no timestamp in the future, and every
+    supersede link can be stored, else ImportFormatError for the first bad line (a link
+    problem is only known once the whole file was read)."""
     ids: set[str] = set()
     links: dict[str, Links] = {}
     line_of: dict[str, int] = {}
@@ -161,6 +183,8 @@ def _check_file(
                 check_size(memory.content)
         except ValueError as exc:
             raise ImportFormatError(number, str(exc)) from None
+        if (problem := _future(memory, now)) is not None:
+            raise ImportFormatError(number, problem)
         if memory.id in ids:
             continue  # a repeated id is skipped on import, so its links do not count
         ids.add(memory.id)
