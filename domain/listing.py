@@ -18,7 +18,7 @@ PREVIEW_CHARS = 200
 
 @dataclass(frozen=True, slots=True)
 class ListQuery:
-    """A validated browse request; `search` is keyword groups, all required, last one a prefix."""
+    """A validated browse request; `search` is keyword groups, all required, each a prefix."""
 
     session_id: str | None
     kind: str | None

@@ -120,7 +120,7 @@ class Store(Protocol):
 
     def browse(self, query: ListQuery) -> Page:
         """A page of live memories for list_memories; with search, all groups must match and
-        the last one may be a prefix; score is the BM25 score when searching."""
+        each one may be a prefix; score is the BM25 score when searching."""
         ...
 
     def session_exists(self, session_id: str) -> bool:

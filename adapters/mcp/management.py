@@ -45,7 +45,7 @@ VIEWS: list[dict[str, Any]] = [
          {"name": "page_size", "type": "integer", "default": views.DEFAULT_PAGE_SIZE,
           "minimum": 1, "maximum": views.MAX_PAGE_SIZE},
          {"name": "search", "type": "string", "max_length": 200,
-          "description": "keywords that must all appear; the last may be a prefix"},
+          "description": "keywords that must all appear; each may be a prefix"},
          {"name": "kind", "type": "string", "enum": ["episodic", "profile"]},
          {"name": "order", "type": "string", "enum": ["recent", "stale", "relevance"],
           "default": "recent; relevance when search is given"},

@@ -66,7 +66,7 @@ period, or the memories a recall left out.
 
 Filters: kind ("episodic" or "profile"); since / until as ISO-8601 dates or datetimes
 (an until date includes that whole day, e.g. since="2026-07-01", until="2026-07-07");
-search: keywords that must all appear (the last may be a prefix: "pyth" finds "python").
+search: keywords that must all appear, each as a prefix ("pyth lat" finds "python latency").
 sort: "recent" (newest first, the default), "stale" (least recalled first: candidates to
 merge or delete) or "relevance" (best keyword match first; only with search, and the
 default when search is given). limit (default 20, at most 200) and offset page through.
@@ -116,7 +116,7 @@ PARAM = {
     "offset": "How many entries to skip (for paging). Default 0.",
     "sort": '"recent" (default), "stale" (least recalled first) or "relevance" (needs search; '
     "the default when search is given).",
-    "search": "Keywords that must all appear (up to 200 characters); the last may be a prefix.",
+    "search": "Keywords that must all appear (up to 200 characters); each may be a prefix.",
     "memory_id": "The memory's 12-character ref or its full id.",
     "new_content": "The complete new text of the memory (it replaces the old text).",
 }

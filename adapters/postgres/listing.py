@@ -26,11 +26,8 @@ def browse(pool: PgPool, search: PgRetrieval, tenant: str, tag: str, query: List
         groups = query_groups(query.search)
         if not groups:  # nothing left after folding (e.g. only combining marks)
             return Page([], 0)
-        last = len(groups) - 1
-        frequencies = search.frequencies(
-            [group_query(g, tag, i == last) for i, g in enumerate(groups)], cap=DF_CAP
-        )
-        score, score_params = search.score_sql(groups, frequencies, prefix_last=True)
+        frequencies = search.frequencies([group_query(g, tag, True) for g in groups], cap=DF_CAP)
+        score, score_params = search.score_sql(groups, frequencies, prefixes=True)
         source = f"{TERMS} t JOIN {MEMORIES} m ON m.seq = t.seq"
         where += " AND t.tenant = %s AND t.terms @@ %s::tsquery"
         params += [tenant, all_query(groups, tag)]

@@ -111,7 +111,7 @@ class PgRetrieval(PgDenseRetrieval):
         )[0][0], DOCUMENTS_TTL_SECONDS)
 
     def score_sql(
-        self, groups: Sequence[Sequence[str]], frequencies: Sequence[int], prefix_last: bool,
+        self, groups: Sequence[Sequence[str]], frequencies: Sequence[int], prefixes: bool,
         recall: bool = False,
     ) -> tuple[str, list[Any]]:
         """Sum over groups of IDF x saturated ts_rank_cd, for rows of memory_terms `t`: the
@@ -119,9 +119,8 @@ class PgRetrieval(PgDenseRetrieval):
         rank = f"ts_rank_cd('{RECALL_WEIGHTS}', t.recall, " if recall else "ts_rank_cd(t.terms, "
         total = max(self.documents(), *frequencies, 1)
         parts, params = [], []  # type: list[str], list[Any]
-        last = len(groups) - 1
-        for index, (group, df) in enumerate(zip(groups, frequencies, strict=True)):
-            query = group_query(group, self._tag, prefix_last and index == last)
+        for group, df in zip(groups, frequencies, strict=True):
+            query = group_query(group, self._tag, prefixes)
             # ts_rank_cd is 0 for a group the memory lacks (a phrase must be adjacent too).
             if recall:
                 # ...so recall skips it for those: most candidates hold one group of several,
@@ -165,7 +164,7 @@ class PgRetrieval(PgDenseRetrieval):
         kept, df = self._prune_common(asked, limit)
         if not kept:
             return []
-        score, score_params = self.score_sql(kept, df, prefix_last=False, recall=True)
+        score, score_params = self.score_sql(kept, df, prefixes=False, recall=True)
         where, params = scope_sql(scope)
         hits = (
             f"WITH hits AS MATERIALIZED (SELECT t.seq, {score} AS score FROM {TERMS} t "

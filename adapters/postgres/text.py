@@ -103,9 +103,8 @@ def any_query(groups: Sequence[Sequence[str]], tag: str) -> str:
 
 
 def all_query(groups: Sequence[Sequence[str]], tag: str) -> str:
-    """Every group required, the last one's last token a prefix (list_memories search)."""
-    last = len(groups) - 1
-    return " & ".join(_phrase(g, tag, i == last) for i, g in enumerate(groups))
+    """Every group required, each one's last token a prefix (list_memories search)."""
+    return " & ".join(_phrase(g, tag, True) for g in groups)
 
 
 # ts_rank_cd's weights are ordered {D, C, B, A}: a memory's own stems are A, its context's B.

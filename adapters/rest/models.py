@@ -120,7 +120,7 @@ class ListRequest(_Request):
     search: Search | None = Field(
         default=None,
         description=f"Keywords (up to {MAX_SEARCH_CHARS} characters, at least one letter or "
-        "digit); all must match, the last may be a prefix.",
+        "digit); all must match, each may be a prefix.",
     )
 
 

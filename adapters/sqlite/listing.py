@@ -12,7 +12,7 @@ from tinycontext.ports.store import Page, Scored
 
 from .connection import ConnectionPool
 from .rows import COLUMNS, memory_from_row
-from .search import fts_all_last_prefix
+from .search import fts_all_prefixes
 
 LIST_BM25 = "bm25(memory_fts, 1.0, 0.0, 0.0)"  # list search ranks by the words as written
 
@@ -26,7 +26,7 @@ def browse(pool: ConnectionPool, query: ListQuery) -> Page:
         joins = " JOIN memory_fts ON memory_fts.rowid = m.seq"
         where += " AND memory_fts MATCH ?"
         # List search reads the words as written (prefixes), never stems or context.
-        params.append(f"{{terms}} : ({fts_all_last_prefix(query.search)})")
+        params.append(f"{{terms}} : ({fts_all_prefixes(query.search)})")
     # A unary + keeps the planner off a column's indexes. With search, the keyword index
     # must drive: walking a session (or kind, or date) index and asking FTS5 about each row
     # costs a full match per row (seconds when both are large). In the stale orders, their

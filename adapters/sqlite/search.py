@@ -42,11 +42,9 @@ def fts_any(groups: Sequence[Sequence[str]]) -> str:
     return " OR ".join(_phrase(g) for g in groups if g)
 
 
-def fts_all_last_prefix(groups: Sequence[Sequence[str]]) -> str:
-    parts = [_phrase(g) for g in groups[:-1] if g]
-    if groups and groups[-1]:
-        parts.append(_phrase(groups[-1], prefix=True))
-    return " ".join(parts)
+def fts_all_prefixes(groups: Sequence[Sequence[str]]) -> str:
+    """Every group required, each one's last word a prefix (list search, as a search box)."""
+    return " ".join(_phrase(g, prefix=True) for g in groups if g)
 
 
 

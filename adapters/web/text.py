@@ -11,12 +11,12 @@ _WORD = re.compile(r"\w+", re.UNICODE)
 
 
 def match_pattern(search: str | None) -> re.Pattern[str] | None:
-    """Words of a list search as one case-insensitive pattern (the last word as a prefix, the
-    others whole words), mirroring how list_memories matches them."""
+    """Words of a list search as one case-insensitive pattern (each word as a prefix),
+    mirroring how list_memories matches them."""
     words = _WORD.findall(search or "")
     if not words:
         return None
-    parts = [rf"\b{re.escape(w)}\b" for w in words[:-1]] + [rf"\b{re.escape(words[-1])}\w*"]
+    parts = [rf"\b{re.escape(w)}\w*" for w in words]
     return re.compile("|".join(parts), re.IGNORECASE | re.UNICODE)
 
 

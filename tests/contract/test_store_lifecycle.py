@@ -52,11 +52,15 @@ def test_browse_filters(shelf):
         mid(6), mid(5), mid(4), mid(3)]
 
 
-def test_browse_search_all_words_last_prefix(shelf):
+def test_browse_search_all_words_each_a_prefix(shelf):
     page = shelf.browse(listing(search="pyth"))
     assert set(ids(page)) == {mid(1), mid(2), mid(5)} and page.total_count == 3
     assert ids(shelf.browse(listing(search="python rus"))) == [mid(2)]
-    assert ids(shelf.browse(listing(search="pyth rust"))) == []  # only the last word is a prefix
+    assert ids(shelf.browse(listing(search="pyth rust"))) == [mid(2)]  # every word a prefix
+    assert ids(shelf.browse(listing(search="rus pyth"))) == [mid(2)]
+    assert ids(shelf.browse(listing(search="pyth gard"))) == []  # every word still required
+    shelf.add([new(mem(7, "PostgreSQL replica latency spiked after the upgrade", created=day(6)))])
+    assert ids(shelf.browse(listing(search="postgres lat"))) == [mid(7)]
     assert ids(shelf.browse(listing(search="python", kind="profile"))) == []
     assert ids(shelf.browse(listing(search="python", sort="recent"))) == [mid(5), mid(2), mid(1)]
 

@@ -91,7 +91,7 @@ def test_recall_keyword_scores_and_order_equal_the_plain_sum(
             continue
         expected, every = plain_sum(store, kept, df, limit)
         assert [(h.memory.id, h.score) for h in hits] == expected  # same ids, same floats
-        score, params = search.score_sql(kept, df, prefix_last=False, recall=True)
+        score, params = search.score_sql(kept, df, prefixes=False, recall=True)
         now = store._pool.read(  # noqa: SLF001
             f"SELECT t.seq, {score} FROM tinycontext.memory_terms t "
             "WHERE t.tenant = %s AND t.recall @@ %s::tsquery ORDER BY t.seq",

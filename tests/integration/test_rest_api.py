@@ -70,6 +70,8 @@ def test_every_endpoint_in_both_forms(api: httpx.Client) -> None:
         assert all("relevance" not in m and "scores" not in m for m in recent.json()["memories"])
     listed = api.get("/list_memories", params={"search": "postgre", "session_id": "work"}).json()
     assert listed["sort"] == "relevance" and listed["returned_count"] == 1
+    both = api.post("/list_memories", json={"search": "bill postg"}).json()  # each a prefix
+    assert [m["content"] for m in both["memories"]] == ["Billing runs on PostgreSQL."]
     page = api.post("/list_memories", json={"limit": 1, "offset": 1}).json()
     assert page["has_more"] is True and page["limit"] == 1 and page["memories"][0]["rank"] == 2
     assert api.post("/list_memories").json()["total_count"] == 3

@@ -79,7 +79,9 @@ def test_search_highlights_matches_escaped(client, service):
     service.save_memories([{"content": "Tea <b>bold</b> & teapots"}])
     page = client.get("/memories?q=tea").text
     assert "<mark>tea</mark>" in page and "<mark>Tea</mark>" in page
-    assert "<mark>teapots</mark>" in page  # the last word is a prefix
+    assert "<mark>teapots</mark>" in page  # each word is a prefix
+    both = client.get("/memories?q=teap+bol").text  # every word, not only the last
+    assert "<mark>teapots</mark>" in both and "<mark>bold</mark>" in both
     assert "&lt;b&gt;bold&lt;/b&gt; &amp;" in page and "<b>bold</b>" not in page
     assert "SQLite" not in page
 

@@ -76,7 +76,7 @@ class InMemoryStore(Store):
         return [fold(t) for g in keyword_groups(searchable_text(memory.content)) for t in g]
 
     def _bm25(
-        self, groups: Sequence[Sequence[str]], docs: list[Memory], prefix_last: bool = False,
+        self, groups: Sequence[Sequence[str]], docs: list[Memory], prefixes: bool = False,
         field: Callable[[Memory], list[str]] | None = None,
     ) -> dict[str, float]:
         tokenised = {m.id: (field or self._tokens)(m) for m in docs}
@@ -84,12 +84,11 @@ class InMemoryStore(Store):
         n = len(docs) or 1
         avg = sum(len(t) for t in tokenised.values()) / n or 1.0
         scores: dict[str, float] = {}
-        for index, group in enumerate(groups):
-            prefix = prefix_last and index == len(groups) - 1
-            df = sum(1 for t in tokenised.values() if phrase_count(t, group, prefix))
+        for group in groups:
+            df = sum(1 for t in tokenised.values() if phrase_count(t, group, prefixes))
             idf = math.log((n - df + 0.5) / (df + 0.5) + 1.0)
             for mid, toks in tokenised.items():
-                tf = phrase_count(toks, group, prefix)
+                tf = phrase_count(toks, group, prefixes)
                 if tf:
                     norm = tf * 2.2 / (tf + 1.2 * (0.25 + 0.75 * len(toks) / avg))
                     scores[mid] = scores.get(mid, 0.0) + idf * norm
@@ -184,7 +183,7 @@ class InMemoryStore(Store):
             if query.search:
                 search = [[fold(t) for t in g] for g in query.search]
                 rows = [(s, m) for s, m in rows if matches_all(self._tokens(m), search)]
-                scores = self._bm25(search, [m for _, m in rows], prefix_last=True)
+                scores = self._bm25(search, [m for _, m in rows], prefixes=True)
             if query.sort == "recent":
                 rows.sort(key=lambda r: (r[1].created_at, r[0]), reverse=True)
             elif query.sort in ("stale", "recalled"):
