@@ -176,7 +176,22 @@ def check_session_id(session_id: object) -> str | None:
         raise InvalidRequestError(
             f"session_id is not valid Unicode text (lone surrogate at position {exc.start})."
         ) from exc
+    _refuse_secret_session(text)
     return text
+
+
+def _refuse_secret_session(session_id: str) -> None:
+    """A session id is stored verbatim (and repeated in every result), so one that holds a
+    credential is refused rather than redacted: a redacted name would merge sessions."""
+    from .secrets import redact  # its patterns compile on first use, not at import
+
+    kinds = redact(session_id).kinds
+    if kinds:
+        raise InvalidRequestError(
+            f"session_id looks like a secret (a {kinds[0]}), and session ids are stored and "
+            "shown as written; nothing was done. Use a short stable name such as the project's "
+            "or the conversation's, never a credential."
+        )
 
 
 @dataclass(frozen=True, slots=True)

@@ -20,10 +20,12 @@ import binascii
 import json
 import re
 from collections import Counter
-from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
 
+from . import secret_forms, secret_ids
+from .secret_rule import Judge
+from .secret_rule import Rule as _Rule
 from .secret_values import (
     FAMILY_KIND,
     code_style,
@@ -57,24 +59,6 @@ class Redaction:
             "never hold credentials. Keep secrets in a secret manager and save where they live "
             "instead."
         )
-
-
-# A rule: its pattern, the literal strings one of which must occur for it to run (looked for
-# in the lower-cased text when `folded`), a judge returning the placeholder type for a match
-# (None: leave it) and which group to replace (0: the whole match). Rules whose every match
-# holds a long run of token characters are skipped at once for text without one: most prose.
-Judge = Callable[[re.Match[str]], str | None]
-
-
-@dataclass(frozen=True, slots=True)
-class _Rule:
-    pattern: re.Pattern[str]
-    needles: tuple[str, ...]
-    judge: Judge
-    group: int | str = 0
-    folded: bool = False
-    long: bool = True  # matches hold a run of 16+ token characters (see _LONG_RUN)
-    trim: str = ""  # closing punctuation left out of the replaced part
 
 
 def _always(kind: str) -> Judge:
@@ -220,6 +204,7 @@ _RULES: tuple[_Rule, ...] = (
                    r"(?P<value>[A-Za-z0-9+/]{8,}={0,2})(?![A-Za-z0-9+/=])"),
         ("basic",), _always("basic-auth"), "value", True, long=False,
     ),
+    *secret_forms.BEFORE_ASSIGNMENTS,
     _Rule(  # key = value, key: value, "key": "value", --key value, the password is value
         re.compile(
             r"(?i)(?<![A-Za-z0-9_.${-])(?P<dashes>--)?(?P<key>(?:[A-Za-z0-9]+[_.-])*?"
@@ -227,7 +212,7 @@ _RULES: tuple[_Rule, ...] = (
             r"(?P<sep>[ \t]*(?::=|=>|[:=])[ \t]*|[ \t]+(?:(?:is|was|to)[ \t]+)?)"
             r"(?P<open>[\"'`]?)(?P<value>(?!\[redacted:)(?<=[\"'`])[^\"'`\n]{1,200}(?=[\"'`])|"
             # unquoted: up to the next space or quote, less a sentence's closing punctuation
-            r"(?!\[redacted:)(?<![\"'`])[^\s\"'`,;]{1,200})"
+            r"(?!\[redacted:|&)(?<![\"'`])[^\s\"'`,;]{1,200})"
         ),
         _KEY_NEEDLES, _assignment, "value", True, long=False, trim=_TRIM,
     ),
@@ -240,14 +225,36 @@ _RULES: tuple[_Rule, ...] = (
         ),
         _KEY_NEEDLES, _near, "value", True,
     ),
+    *secret_forms.PROSE,
+    *secret_ids.RULES,
 )
 
 
 _SHORT_RULES = tuple(rule for rule in _RULES if not rule.long)
 
 
+# Invisible characters that can split a pasted token so no rule sees it whole ("ghp_ab<ZWSP>
+# cd..."). Only those between two token characters are taken out, and only when that reveals
+# a secret: a zero-width joiner inside an emoji or between Indic letters carries meaning.
+_INVISIBLE = "\u00ad\u180e\u200b\u200c\u200d\u2060\u2061\u2062\u2063\u2064\ufeff"
+_SPLIT = re.compile(
+    rf"(?<=[A-Za-z0-9_+/=.~-])[{_INVISIBLE}]+(?=[A-Za-z0-9_+/=.~-])"
+)
+
+
 def redact(text: str) -> Redaction:
     """`text` with every recognised secret replaced by `[redacted:<type>]`."""
+    for ch in _INVISIBLE:
+        if ch in text:
+            joined = _SPLIT.sub("", text)
+            found = _redact(joined) if joined != text else None
+            if found is not None and found.kinds:
+                return found
+            break
+    return _redact(text)
+
+
+def _redact(text: str) -> Redaction:
     kinds: list[str] = []
     folded = text.lower()
     keyword: bool | None = None
@@ -257,6 +264,8 @@ def redact(text: str) -> Redaction:
             if needle in haystack:
                 break
         else:
+            continue
+        if rule.gate is not None and rule.gate.search(haystack) is None:
             continue
         if rule.needles is _KEY_NEEDLES:
             if keyword is None:

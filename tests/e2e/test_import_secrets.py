@@ -26,3 +26,29 @@ def test_cli_import_replaces_secrets(tmp_path: Path) -> None:
     exported = run_cli(tmp_path, "export")
     assert [json.loads(line)["content"] for line in exported.stdout.splitlines()] == [
         "CI pushes with [redacted:github-token]"]
+
+
+def test_import_refuses_a_session_id_that_looks_like_a_secret(tmp_path: Path) -> None:
+    from tests.fakes import FixedClock, HashEmbedder, WordTokenizer
+    from tinycontext.adapters.sqlite.store import SqliteStore
+    from tinycontext.config import TinyContextConfig
+    from tinycontext.container import build_service
+    from tinycontext.export_import import ImportFormatError, export_jsonl, import_jsonl
+
+    path = tmp_path / "target.db"
+    service = build_service(TinyContextConfig(memory_db_path=str(path)), store=SqliteStore(path),
+                            embedder=HashEmbedder(), tokenizer=WordTokenizer(),
+                            clock=FixedClock(), background=False)
+    rows = [{"id": f"0000000{n}-1111-4222-8333-444444444444", "kind": "episodic",
+             "session_id": session, "content": f"Fact {n}.", "created_at": "2026-01-01T08:00:00Z",
+             "embedding": None} for n, session in ((1, "work"), (2, TOKEN))]
+    try:
+        with pytest.raises(ImportFormatError) as caught:
+            import_jsonl(service, [json.dumps(r) + "\n" for r in rows])
+        assert caught.value.line == 2 and "session_id looks like a secret" in caught.value.message
+        assert TOKEN not in caught.value.message
+        import io
+
+        assert export_jsonl(service.store, io.StringIO()) == 0
+    finally:
+        service.close()

@@ -189,3 +189,16 @@ def test_openapi_states_the_engine_limits(api):
     assert "memory_too_large" in saves["413"]["description"]
     assert set(saves["200"]["links"]) == {"GetSavedMemory", "GetSavedMemoryByQuery",
                                           "UpdateSavedMemory", "DeleteSavedMemory"}
+
+
+def test_a_session_id_that_looks_like_a_secret_is_refused(api):
+    token = "ghp_5FWqS0UW13SlKKby36dyp5qaOveMCPvenqsV"
+    for response in (
+        api.post("/save_memories", json={"session_id": token, "memories": [{"content": "x y"}]}),
+        api.get("/list_memories", params={"session_id": token}),
+        api.post("/recall_memories", json={"query": "x", "session_id": token}),
+    ):
+        status, code, message = _detail(response)
+        assert (status, code) == (400, "invalid_request") and "looks like a secret" in message
+        assert token not in response.text
+    assert _total(api) == 0

@@ -240,3 +240,12 @@ def test_sessions_listed_with_counts_and_offered_in_the_filters(client, service)
     memories = client.get("/memories").text
     assert '<datalist id="session-names">' in memories and '<option value="home">' in memories
     assert "<b>odd</b>" not in client.get("/ask").text
+
+
+def test_a_session_that_looks_like_a_secret_is_refused_on_every_page(client):
+    token = "ghp_5FWqS0UW13SlKKby36dyp5qaOveMCPvenqsV"
+    for path in (f"/memories?session={token}", f"/ask?q=deploys&session={token}",
+                 f"/export/download?session={token}"):
+        answer = client.get(path)
+        assert answer.status_code == 400, path
+        assert "looks like a secret" in answer.text

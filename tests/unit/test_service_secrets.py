@@ -3,7 +3,10 @@ the replaced text."""
 
 from __future__ import annotations
 
+import pytest
+
 from tests.fakes import HashEmbedder
+from tinycontext.domain.errors import InvalidRequestError
 from tinycontext.ports.embedder import Vector
 
 TOKEN_A = "ghp_5FWqS0UW13SlKKby36dyp5qaOveMCPvenqsV"
@@ -84,3 +87,32 @@ def test_the_setting_comes_from_the_environment(tmp_path):
     assert load() is True
     assert load(TINYCONTEXT_REDACT_SECRETS="false") is False
     assert load(TINYCONTEXT_REDACT_SECRETS="off") is False
+
+
+@pytest.mark.parametrize("session", [
+    TOKEN_A, f"run-{TOKEN_A}", "postgres://app:Sup3r-S3cret@db/app", "password=hunter2",
+    "4111 1111 1111 1111",
+])
+def test_a_session_id_that_looks_like_a_secret_is_refused(make, session):
+    svc = make()
+    for call in (
+        lambda: svc.save_memories([{"content": "Deploys happen on Fridays."}], session_id=session),
+        lambda: svc.recall_memories("deploys", session_id=session),
+        lambda: svc.recall_memories(session_id=session),
+        lambda: svc.list_memories(session_id=session),
+    ):
+        with pytest.raises(InvalidRequestError) as caught:
+            call()
+        assert "session_id looks like a secret (a " in caught.value.message
+        assert session not in caught.value.message
+    assert svc.list_memories()["total_count"] == 0
+
+
+@pytest.mark.parametrize("session", [
+    "project-a", "550e8400-e29b-41d4-a716-446655440000", "chat 2026-07-31", "password-reset-flow",
+    "token-budget-work", "pin-4821", "3f9a1c2b4d5e6f708192a3b4c5d6e7f8091a2b3c", "Secret Santa",
+])
+def test_ordinary_session_ids_are_kept(make, session):
+    svc = make()
+    saved = svc.save_memories([{"content": "Deploys happen on Fridays."}], session_id=session)
+    assert saved["saved"][0]["session_id"] == session
