@@ -50,8 +50,7 @@ BEFORE_ASSIGNMENTS = (
     Rule(  # https://host/path?user=bob&password=hunter2#top: only the value goes
         re.compile(r"(?i)[?&;](?P<key>" + "|".join(_QUERY_KINDS) + r")="
                    r"(?P<value>[^&#\s\"'<>]+)"),
-        ("pass=", "password=", "passwd=", "pwd=", "passcode=", "token=", "secret=", "api_key=",
-         "apikey="), _query, "value", folded=True, long=False, trim=_TRIM,
+        ("=",), _query, "value", folded=True, long=False, trim=_TRIM,
     ),
 )
 PROSE = (
@@ -61,7 +60,7 @@ PROSE = (
             r"(?:\s+(?:for|to|of|on|at)\s+[^\n.,;:!?=]{1,40}?)?"
             r"(?:\s+(?:is|was)\s+|\s*[:=]\s*)(?P<open>[\"'`]?)(?P<value>[^\s\"'`]{1,100})"
         ),
-        ("pw", "pin", "passcode", "passphrase", "password"), _prose, "value", folded=True,
+        ("pw", "pin", "pass"), _prose, "value", folded=True,
         long=False, trim=_TRIM, gate=re.compile(r"(?<![a-z])(?:pwd?|pin|pass(?:code|phrase|word))"
                                                 r"(?![a-z])"),
     ),

@@ -24,4 +24,4 @@ class Rule:
     folded: bool = False
     long: bool = True  # matches hold a run of 16+ token characters (see secrets._LONG_RUN)
     trim: str = ""  # closing punctuation left out of the replaced part
-    gate: re.Pattern[str] | None = None  # a cheap search that must find something first
+    gate: re.Pattern[str] | None = None  # after the needles: a search that must find something

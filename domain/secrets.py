@@ -237,6 +237,7 @@ _SHORT_RULES = tuple(rule for rule in _RULES if not rule.long)
 # cd..."). Only those between two token characters are taken out, and only when that reveals
 # a secret: a zero-width joiner inside an emoji or between Indic letters carries meaning.
 _INVISIBLE = "\u00ad\u180e\u200b\u200c\u200d\u2060\u2061\u2062\u2063\u2064\ufeff"
+_ANY_INVISIBLE = re.compile(f"[{_INVISIBLE}]")
 _SPLIT = re.compile(
     rf"(?<=[A-Za-z0-9_+/=.~-])[{_INVISIBLE}]+(?=[A-Za-z0-9_+/=.~-])"
 )
@@ -244,13 +245,11 @@ _SPLIT = re.compile(
 
 def redact(text: str) -> Redaction:
     """`text` with every recognised secret replaced by `[redacted:<type>]`."""
-    for ch in _INVISIBLE:
-        if ch in text:
-            joined = _SPLIT.sub("", text)
-            found = _redact(joined) if joined != text else None
-            if found is not None and found.kinds:
-                return found
-            break
+    if not text.isascii() and _ANY_INVISIBLE.search(text) is not None:
+        joined = _SPLIT.sub("", text)
+        found = _redact(joined) if joined != text else None
+        if found is not None and found.kinds:
+            return found
     return _redact(text)
 
 
