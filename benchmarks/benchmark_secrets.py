@@ -4,7 +4,8 @@ Every save and update runs its content through `tinycontext.domain.secrets.redac
 times it on 10,000 texts of four kinds: conversational memories (LoCoMo's vocabulary, see
 realistic.py; `--text synthetic` for the templated facts), the same with a word that names a
 secret ("password", "token", "key" ...) but no secret, the same with a made-up secret of a
-random kind inserted, and technical notes (paths, hashes, UUIDs, versions, URLs).
+random kind inserted, technical notes (paths, hashes, UUIDs, versions, URLs) and numbers in
+prose (phone, order, tracking and account numbers, amounts, dates, IPs, ISBNs).
 
     python benchmarks/benchmark_secrets.py [--count 10000] [--repeats 5] [--json-out PATH]
 """
@@ -46,6 +47,26 @@ TECHNICAL = [
     "base64 of the config is eyJuYW1lIjogImJvYiIsICJhZ2UiOiA0Mn0= and it decodes fine",
     "ran python3.11 -m pytest -q tests/unit -k secrets --maxfail=1 on claude-3-5-sonnet-20241022",
 ]
+
+NUMBERS = [  # numbers ordinary memories hold: none is a card or an id number
+    "Call me on +1 415 555 {d4} after six, or on 0151 496 {d4}",
+    "order #{d16} shipped on 2024-{mm}-{dd}; tracking {d22}",
+    "the invoice total was ${d4}.{d2} and the deposit {d3},{d3}.00",
+    "meet at {hh}:{mm} in room {d3}-{d2}, badge {d6}",
+    "IP 10.{d2}.{d2}.{d2} runs version {d1}.{d2}.{d3} (build {d8})",
+    "ISBN 978-{d1}-{d2}-{d6}-{d1}; account {d8}, sort code {d2}-{d2}-{d2}",
+    "epoch {d13} ms; the job id is {d16} and the run {d4}-{d4}-{d4}",
+]
+
+
+def _numbers(rng: random.Random, i: int) -> str:
+    def digits(n: int) -> str:
+        return "".join(rng.choice(string.digits) for _ in range(n))
+
+    fields = {f"d{n}": digits(n) for n in (1, 2, 3, 4, 6, 8, 13, 16, 22)}
+    fields.update(mm=f"{rng.randint(1, 12):02d}", dd=f"{rng.randint(1, 28):02d}",
+                  hh=f"{rng.randint(0, 23):02d}")
+    return NUMBERS[i % len(NUMBERS)].format(**fields)
 
 
 def _secrets(rng: random.Random) -> list[str]:
@@ -89,6 +110,7 @@ def _sets(args: argparse.Namespace) -> dict[str, list[str]]:
                                           for i, t in enumerate(plain)],
         "with one secret": [f"{t} {rng.choice(_secrets(rng))}" for t in plain],
         "technical notes": [technical(i) for i in range(args.count)],
+        "numbers in prose": [_numbers(rng, i) for i in range(args.count)],
     }
 
 

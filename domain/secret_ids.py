@@ -135,11 +135,30 @@ _CHECKS = {  # format -> (check, on digits only?, placeholder type)
 }
 
 
+# A check digit alone passes one number in ten: an unbroken run of digits (an order or
+# tracking number as often as a card) and the digit groups of SINs and Aadhaar numbers (a
+# serial or licence number's shape too) count only after a word that names them.
+_CONTEXT = {
+    "card": re.compile(
+        r"(?i)\b(?:cards?|credit|debit|visa|mastercard|master card|amex|american express|"
+        r"discover|jcb|diners|unionpay|cc|pan|pay|paid|payment|charged?|billing)\b"
+    ),
+    "sin": re.compile(r"(?i)\b(?:sin|nas|social insurance|assurance sociale)\b"),
+    "aadhaar": re.compile(r"(?i)\b(?:aadhaa?r|uid|uidai)\b"),
+}
+
+
 def _judge(match: re.Match[str]) -> str | None:
     for name, (check, digits_only, kind) in _CHECKS.items():
         found = match.group(name)
-        if found is not None:
-            return kind if check(_NON_DIGIT.sub("", found) if digits_only else found) else None
+        if found is None:
+            continue
+        context = _CONTEXT.get(name)
+        if context is not None and (name != "card" or found.isdigit()):
+            before = match.string[max(0, match.start() - 40):match.start()]
+            if context.search(before) is None:
+                return None
+        return kind if check(_NON_DIGIT.sub("", found) if digits_only else found) else None
     return None
 
 

@@ -84,6 +84,8 @@ NEGATIVE = [
     "Pinned the version; pinning helps. Spinning up 4821 workers.",
     "call me on 0151 496 0123 or +1 415 555 0132",
     "order 1234 5678 9012 3456 shipped",  # not an issuer's prefix
+    "tracking number 4111111111111111 and order 6011111111111117",  # digits alone, no payment
+    "licence 4991-1866-5246 and serial 130 692 007",  # pass their checks, but nothing names them
     "card 4111 1111 1111 1112 was declined",  # fails the Luhn check
     "Visa ending in 1111; the ticket 4111-1111 is closed",
     "build 20240611.3, epoch 1717171717171 ms, amount 1,234,567.89",
