@@ -101,3 +101,13 @@ def test_companion_of_another_owner_is_reported_by_doctor_and_the_message(
     assert refused["code"] == "store_unavailable"
     assert "cannot be read either" in refused["message"]
     assert "its companion memories.db-shm is not writable" in refused["message"]
+
+
+def test_doctor_says_a_store_in_a_read_only_folder_can_still_be_read(backup: Path) -> None:  # noqa: F811
+    os.chmod(backup.parent, 0o500)
+    try:
+        ok, detail = _child(backup, "doctor")["storage"]
+    finally:
+        os.chmod(backup.parent, 0o700)
+    assert not ok and "is not writable by this user" in detail
+    assert "it can still be read: recall, list, get and export work" in detail

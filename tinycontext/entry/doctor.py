@@ -94,6 +94,8 @@ def _check_storage(config: TinyContextConfig) -> list[Check]:
         ok, detail = False, f"{db} exists but is not readable and writable by this user"
     elif exists and ok:
         ok, detail = _check_companions(db, detail)
+    if exists and not ok and os.access(db, os.R_OK):
+        detail += " (it can still be read: recall, list, get and export work; writes do not)"
     checks = [Check("storage", ok, detail + ("" if not exists else "; database present"))]
     if exists and ok:
         checks.append(_check_integrity(db))
