@@ -31,9 +31,10 @@ def test_cli_import_replaces_secrets(tmp_path: Path) -> None:
 def test_import_refuses_a_session_id_that_looks_like_a_secret(tmp_path: Path) -> None:
     from tests.fakes import FixedClock, HashEmbedder, WordTokenizer
     from tinycontext.adapters.sqlite.store import SqliteStore
-    from tinycontext.config import TinyContextConfig
-    from tinycontext.container import build_service
-    from tinycontext.export_import import ImportFormatError, export_jsonl, import_jsonl
+    from tinycontext.app.transfer import export_jsonl, import_jsonl
+    from tinycontext.app.transfer_format import ImportFormatError
+    from tinycontext.config.engine import TinyContextConfig
+    from tinycontext.entry.container import build_service
 
     path = tmp_path / "target.db"
     service = build_service(TinyContextConfig(memory_db_path=str(path)), store=SqliteStore(path),
