@@ -178,3 +178,13 @@ def test_a_file_changed_after_it_was_read_is_not_overwritten(home: Path) -> None
     assert config.read_text() == '{"a": 1}' and _backups(home) == []
     assert files.write(config, '{"a": 2}', expected='{"a": 1}') is not None
     assert config.read_text() == '{"a": 2}'
+
+
+def test_no_hooks_leaves_the_settings_alone_both_ways(home: Path) -> None:
+    assert setup("claude-code")[0] == 0
+    settings = home / ".claude" / "settings.json"
+    before = settings.read_text()
+    code, out, _ = setup("claude-code", "--remove", "--no-hooks")
+    assert code == 0 and "Claude Code hooks" not in out
+    assert settings.read_text() == before
+    assert not (home / ".claude.json").exists()  # it held only our entry

@@ -275,3 +275,17 @@ def test_copilot_gets_all_tools_unless_the_user_narrowed_them() -> None:
     switched = _change(client, narrowed, HTTP).new
     assert switched is not None
     assert json.loads(switched)["mcpServers"]["tinycontext"]["tools"] == ["recall_memories"]
+
+
+def test_our_hook_inside_a_users_group_is_updated_and_removed_alone() -> None:
+    mine = {"type": "command", "command": "echo start"}
+    settings = json.dumps({"hooks": {"SessionStart": [{"matcher": "startup", "hooks": [
+        mine, {"type": "command", "command": "/old/tinycontext hook SessionStart"}]}]}},
+        indent=2)
+    installed = hooks.install(settings, LAUNCHER)
+    doc = json.loads(installed)
+    assert doc["hooks"]["SessionStart"] == [{"matcher": "startup", "hooks": [
+        mine, hooks.hook_entry(LAUNCHER, "SessionStart")]}]
+    assert list(doc["hooks"]) == ["SessionStart", "UserPromptSubmit"]
+    removed = json.loads(hooks.uninstall(installed))
+    assert removed == {"hooks": {"SessionStart": [{"matcher": "startup", "hooks": [mine]}]}}
