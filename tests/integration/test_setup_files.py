@@ -80,7 +80,7 @@ def test_dry_run_prints_a_diff_and_writes_nothing(home: Path) -> None:
     code, out, _ = setup("gemini", "--dry-run")
     assert code == 0
     assert f"--- {config} (before)" in out and '+  "mcpServers": {' in out
-    assert "dry run: nothing was written" in out
+    assert "dry run: nothing was written" in out and "would add Gemini CLI" in out
     assert config.read_text() == '{\n  "theme": "GitHub"\n}\n'
     assert _backups(config.parent) == []
     code, out, _ = setup("windsurf", "--dry-run")

@@ -125,14 +125,17 @@ def _diff(change: FileChange) -> str:
                    for line in lines)
 
 
-def _report(change: FileChange, backup: Path | None, out: IO[str]) -> None:
+def _report(change: FileChange, backup: Path | None, out: IO[str], dry_run: bool = False) -> None:
     where = change.path
+    done = {"added": "would add", "updated": "would update", "removed": "would remove",
+            "deleted": "would be deleted"} if dry_run else {}
     said = {
-        "added": f"added {change.what} to {where}",
-        "updated": f"updated {change.what} in {where}",
+        "added": f"{done.get('added', 'added')} {change.what} to {where}",
+        "updated": f"{done.get('updated', 'updated')} {change.what} in {where}",
         "unchanged": f"already configured: {change.what} in {where} (no change)",
-        "removed": f"removed {change.what} from {where}" + (
-            " (the file held nothing else and was deleted)" if change.new is None else ""),
+        "removed": f"{done.get('removed', 'removed')} {change.what} from {where}" + (
+            f" (the file held nothing else and {done.get('deleted', 'was deleted')})"
+            if change.new is None else ""),
         "absent": f"not configured: no {change.what} in {where} (nothing to remove)",
     }[change.status]
     if backup is not None:
@@ -147,7 +150,7 @@ def _apply(changes: list[FileChange], dry_run: bool, out: IO[str]) -> None:
         if dry_run:
             if change.changed:
                 out.write(_diff(change))
-            _report(change, None, out)
+            _report(change, None, out, dry_run=True)
             continue
         saved = None
         if change.changed and change.new is None and change.old is not None:
