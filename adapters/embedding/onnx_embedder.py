@@ -33,8 +33,9 @@ __all__ = [
 ]
 
 if TYPE_CHECKING:
-    np = native.numpy()
+    import numpy as np
     import numpy.typing as npt
+    from numpy import float32
 
 # The integer rewrite of balanced (onnx_int8) runs many small operators, where waking a second
 # thread per operator costs more than it saves (same box, quiet):
@@ -233,7 +234,7 @@ class OnnxEmbedder(TokenEmbedder):
                 f"expected {self._spec.dimensions}"
             )
         norms = np.linalg.norm(pooled, axis=1, keepdims=True)
-        result: npt.NDArray[np.float32] = (pooled / np.maximum(norms, 1e-12)).astype(np.float32)
+        result: npt.NDArray[float32] = (pooled / np.maximum(norms, 1e-12)).astype(np.float32)
         return result, states
 
     def _create_session(self) -> Any:

@@ -14,6 +14,7 @@ ERRORS is the REST side of SPEC's error table: the HTTP status of every domain e
 
 from __future__ import annotations
 
+from collections.abc import MutableMapping
 from typing import Any
 
 from fastapi import FastAPI, Request
@@ -84,7 +85,7 @@ def _unreadable_body(cause: BaseException | None) -> str:
     return "The body could not be read as JSON: send a JSON object as the API documents."
 
 
-def allowed_methods(app: FastAPI, scope: dict[str, Any]) -> list[str]:
+def allowed_methods(app: FastAPI, scope: MutableMapping[str, Any]) -> list[str]:
     """Every method some route serves on this path (FastAPI keeps GET and POST of one path in
     two routes, and Starlette's own 405 names only the first one's)."""
     methods: set[str] = set()

@@ -50,7 +50,7 @@ def sqlite_module() -> ModuleType:
                     import sqlite3 as module
                 else:
                     try:
-                        import sqlean as module  # type: ignore[import-untyped,no-redef]
+                        import sqlean as module  # type: ignore[no-redef]
                     except ImportError as exc:  # pragma: no cover - a declared dependency
                         raise SqliteUnavailableError(
                             "This Python's sqlite3 cannot load extensions and sqlean.py is "

@@ -270,6 +270,7 @@ class VectorMirror:
         out = []
         for row, query in enumerate(queries):
             if small:
+                assert columns is not None
                 slots = columns[smallest(distances[row], wanted, view.seqs[columns])]
             else:
                 distances[row][~mask] = 64 * len(view.bits) + 1  # farther than any real one

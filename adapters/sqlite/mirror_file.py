@@ -63,7 +63,7 @@ def load(path: Path, model_id: int, arrays_for: Callable[[dict[str, Any]], list[
 
     try:
         with open(path, "rb") as source:
-            meta = json.loads(np.load(source, allow_pickle=False).tobytes())
+            meta: dict[str, Any] = json.loads(np.load(source, allow_pickle=False).tobytes())
             if meta.get("format") != FORMAT or meta.get("model_id") != model_id:
                 return None
             targets = arrays_for(meta)

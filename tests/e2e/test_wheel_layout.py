@@ -71,3 +71,15 @@ def test_wheel_installs_only_the_tinycontext_namespace(tmp_path: Path) -> None:
     )
     assert out.returncode == 0, out.stderr
     assert out.stdout.startswith("ok")
+
+
+def test_a_checkout_imports_every_package_after_the_readme_install() -> None:
+    # Run from the checkout's root, where its tinycontext/ folder comes first on sys.path: the
+    # editable install still maps domain/, ports/ and adapters/ under it.
+    code = ("import tinycontext.domain.memory, tinycontext.ports.store, "
+            "tinycontext.adapters.sqlite.store, tinycontext.app.service, "
+            "tinycontext.entry.cli; print('ok')")
+    done = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True,
+                          text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "ok"

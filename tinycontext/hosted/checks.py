@@ -63,9 +63,11 @@ def proxy_networks(raw: str, allow_broad: bool, problems: list[str]) -> tuple[An
                             "network itself (peers are compared as IPv4 addresses).")
             continue
         found.append(network)
-    for version in (4, 6):
-        networks = [n for n in found if n.version == version]
-        size = sum(n.num_addresses for n in ipaddress.collapse_addresses(networks))
+    v4 = [n for n in found if isinstance(n, ipaddress.IPv4Network)]
+    v6 = [n for n in found if isinstance(n, ipaddress.IPv6Network)]
+    sizes = {4: sum(n.num_addresses for n in ipaddress.collapse_addresses(v4)),
+             6: sum(n.num_addresses for n in ipaddress.collapse_addresses(v6))}
+    for version, size in sizes.items():
         if size >= ALL_ADDRESSES[version]:
             problems.append(f"{name}: together the ranges trust every IPv{version} address; "
                             "name the proxy's own address or network.")
