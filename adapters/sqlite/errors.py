@@ -129,7 +129,13 @@ def _from_os(exc: OSError, path: Path) -> StoreError:
     if exc.errno in (errno.ENOSPC, getattr(errno, "EDQUOT", errno.ENOSPC), errno.EFBIG):
         return _full(path)
     if exc.errno == errno.EROFS:
-        return StoreReadOnlyError(read_only_message(path))
+        if path.is_file():
+            return StoreReadOnlyError(read_only_message(path))
+        return StoreUnavailableError(  # no store to read: store_read_only would promise reads
+            f"The memory store {path} does not exist and cannot be created: its folder is on a "
+            "read-only file system. Point memory_db_path at a writable folder, or mount this "
+            "one read-write."
+        )
     if exc.errno in (errno.EACCES, errno.EPERM, errno.ENOENT, errno.ENOTDIR):
         return _unopenable(path)
     reason = errno.errorcode.get(exc.errno or 0, "an operating-system error")

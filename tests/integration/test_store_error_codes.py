@@ -38,7 +38,7 @@ class DriverError(Exception):
     (DriverError("database disk image is malformed", None), "store_corrupt"),
     (DriverError("database or disk is full", None), "store_full"),
     (OSError(errno.ENOSPC, "No space left on device"), "store_full"),
-    (OSError(errno.EROFS, "Read-only file system"), "store_read_only"),
+    (OSError(errno.EROFS, "Read-only file system"), "store_unavailable"),  # no file to read
     (PermissionError(errno.EACCES, "Permission denied"), "store_unavailable"),
     (OSError(errno.EIO, "Input/output error"), "store_unavailable"),
 ])
@@ -81,3 +81,17 @@ def test_postgres_failures_map_to_codes(exc: BaseException, code: str) -> None:
 ])
 def test_postgres_non_storage_errors_stay(exc: BaseException) -> None:
     assert pg_errors.store_error(exc, "postgresql://db/memories") is None
+
+
+def test_a_read_only_file_system_is_store_read_only_only_when_the_store_exists(
+    tmp_path: Path,
+) -> None:
+    store = tmp_path / "memories.db"
+    store.write_bytes(b"")
+    exc = OSError(errno.EROFS, "Read-only file system")
+    there = sqlite_errors.store_error(exc, store, 15)
+    assert there is not None and there.code == "store_read_only"
+    assert "recall and list still work" in there.message
+    missing = sqlite_errors.store_error(exc, tmp_path / "none.db", 15)
+    assert missing is not None and missing.code == "store_unavailable"
+    assert "cannot be created" in missing.message and "recall" not in missing.message

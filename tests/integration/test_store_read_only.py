@@ -136,3 +136,41 @@ def test_read_only_store_reads_recalls_and_refuses_writes(backup: Path, how: str
     assert "recall counts were not updated" in tools["recall_memories"]["text"]
     assert tools["save_memories"]["error"]
     assert tools["save_memories"]["text"].startswith("store_read_only: ")
+
+
+NEW_STORE_CHILD = """
+import json, sys
+from pathlib import Path
+from tests.integration.read_only_child import open_service
+from tinycontext.domain.errors import TinyContextError
+service = open_service(Path(sys.argv[1]))
+out = {}
+for name, call in (("recall", lambda: service.recall_memories("anything")),
+                   ("save", lambda: service.save_memories([{"content": "Kept?"}]))):
+    try:
+        call()
+        out[name] = "ok"
+    except TinyContextError as exc:
+        out[name] = [exc.code, exc.message]
+service.close()
+print(json.dumps(out))
+"""
+
+
+def test_a_store_that_does_not_exist_on_a_read_only_mount_is_unavailable(tmp_path: Path) -> None:
+    """store_read_only promises that reads work: with no file, nothing can be read."""
+    folder = tmp_path / "empty"
+    folder.mkdir()
+    namespace = ["unshare", "--user", "--map-root-user", "--mount", "sh", "-c",
+                 READ_ONLY_MOUNT, "sh", str(folder)]
+    if not _works(namespace):
+        pytest.skip("no user and mount namespaces: no read-only mount to make")
+    store = folder / "memories.db"
+    done = subprocess.run([*namespace, sys.executable, "-c", NEW_STORE_CHILD, str(store)],
+                          cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    seen = json.loads(done.stdout.strip().splitlines()[-1])
+    for name in ("recall", "save"):
+        code, message = seen[name]
+        assert code == "store_unavailable" and "cannot be created" in message, seen
+    assert not store.exists()
