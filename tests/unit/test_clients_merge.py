@@ -289,3 +289,27 @@ def test_our_hook_inside_a_users_group_is_updated_and_removed_alone() -> None:
     assert list(doc["hooks"]) == ["SessionStart", "UserPromptSubmit"]
     removed = json.loads(hooks.uninstall(installed))
     assert removed == {"hooks": {"SessionStart": [{"matcher": "startup", "hooks": [mine]}]}}
+
+
+@pytest.mark.parametrize("text", [
+    "",
+    'model = "o3"\n',
+    "# only a comment\n",
+    '[mcp_servers]\n\n[mcp_servers.a]\ncommand = "a"\n',
+    'mcp_servers = { a = { command = "a" } }\n',
+    'mcp_servers.a.command = "a"\n\n[profiles.p]\nmodel = "x"\n',
+    '[mcp_servers.a]\ncommand = "a"  # mine\n# trailing comment\n',
+    '[profiles.p]\nmodel = "x"\n\n[mcp_servers.a]\nurl = "https://a/mcp"\n\n[tui]\n',
+], ids=["empty", "top-level", "comment", "explicit-table", "inline", "dotted", "comments",
+        "between-tables"])
+def test_codex_layouts(text: str) -> None:
+    client = CLIENTS["codex"]
+    change = _change(client, text or None)
+    assert change.new is not None
+    expected = tomllib.loads(text)
+    expected.setdefault("mcp_servers", {})["tinycontext"] = {
+        "command": STDIO.command, "args": ["mcp"]}
+    assert tomllib.loads(change.new) == expected
+    assert SCHEMAS["codex"](change.new) == []
+    back = _change(client, change.new, remove=True).new
+    assert back == (text or None)  # byte for byte (an emptied file is deleted)
