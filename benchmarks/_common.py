@@ -133,7 +133,7 @@ def make_embedder(model: str, models_dir: Path, batch_size: int = 32) -> Any:
 
 
 def make_config(db_path: Path, model: str, **overrides: Any) -> Any:
-    from tinycontext.config.engine import TinyContextConfig
+    from tinycontext import TinyContextConfig
 
     return TinyContextConfig(
         memory_db_path=str(db_path),
@@ -149,7 +149,7 @@ def make_service(db_path: Path, model: str, embedder: Any = None, **overrides: A
     The real embedder and tokenizer are used unless `model` is 'hash'; `embedder` lets a
     script wrap the embedder (e.g. RecordingEmbedder) without changing what it computes.
     """
-    from tinycontext.entry.container import build_service
+    from tinycontext import build_service
 
     config = make_config(db_path, model, **overrides)
     if embedder is None:

@@ -173,11 +173,11 @@ def timed(fn: Any, *args: Any) -> tuple[float, Any]:
 def run(args: argparse.Namespace) -> dict[str, Any]:
     import numpy as np
 
+    from tinycontext import build_service
     from tinycontext.adapters.postgres.store import PostgresStore
     from tinycontext.adapters.sqlite.store import SqliteStore
     from tinycontext.domain.recall import candidate_pool
     from tinycontext.domain.text import recall_terms
-    from tinycontext.entry.container import build_service
     from tinycontext.ports.store import Scope
 
     progress = Progress("pg", args.quiet)

@@ -103,10 +103,10 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 def measure(url: str, layout: tuple[int, int], sample: list[int], matrix: Any,
             embedder: Any, queries: list[str], query_vectors: list[bytes],
             args: argparse.Namespace, progress: Progress, label: str) -> dict[str, Any]:
+    from tinycontext import build_service
     from tinycontext.adapters.postgres.connection import SharedPgPool
     from tinycontext.adapters.postgres.store import PostgresStore
     from tinycontext.domain.recall import candidate_pool
-    from tinycontext.entry.container import build_service
     from tinycontext.ports.store import Scope
 
     _, each = layout

@@ -56,8 +56,7 @@ PAGES = [  # (name, path, target ms)
 
 
 def _service(db: Path) -> Any:
-    from tinycontext.config.engine import TinyContextConfig
-    from tinycontext.entry.container import build_service
+    from tinycontext import TinyContextConfig, build_service
     from tinycontext.testing import HashEmbedder
 
     config = TinyContextConfig(memory_db_path=str(db))

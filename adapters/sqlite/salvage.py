@@ -18,9 +18,9 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import IO, Any
 
-from tinycontext.app.transfer_format import parse_record, record
 from tinycontext.domain.chains import Links, mend_links
 from tinycontext.domain.memory import Memory
+from tinycontext.domain.records import parse_record, record
 
 from .pages import (
     INDEX_INTERIOR,

@@ -20,8 +20,8 @@ from typing import Any
 from tinycontext.app.management import single_store_facts
 from tinycontext.app.service import MemoryService
 from tinycontext.app.service_source import service_source
-from tinycontext.app.transfer_format import record
 from tinycontext.domain.listing import ListQuery, build_list_query, preview
+from tinycontext.domain.records import record
 
 PAGE_SIZE = 50
 CHAIN_LIMIT = 20  # versions shown each way; longer histories say "and older"

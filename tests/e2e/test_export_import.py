@@ -16,8 +16,8 @@ from tinycontext.adapters.sqlite.store import SqliteStore
 from tinycontext.app import transfer as export_import
 from tinycontext.app.service import MemoryService
 from tinycontext.app.transfer import export_jsonl, import_jsonl
-from tinycontext.app.transfer_format import ImportFormatError
 from tinycontext.config.engine import TinyContextConfig
+from tinycontext.domain.records import ImportFormatError
 from tinycontext.entry.container import build_service
 
 FIELDS = {"id", "ref", "kind", "session_id", "content", "created_at", "content_tokens",

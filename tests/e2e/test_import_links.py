@@ -16,9 +16,9 @@ from tests.fakes import FixedClock, HashEmbedder, WordTokenizer
 from tinycontext.adapters.sqlite.store import SqliteStore
 from tinycontext.app.service import MemoryService
 from tinycontext.app.transfer import export_jsonl, import_jsonl
-from tinycontext.app.transfer_format import ImportFormatError
 from tinycontext.config.engine import TinyContextConfig
 from tinycontext.domain.chains import Links, link_problems, mend_links
+from tinycontext.domain.records import ImportFormatError
 from tinycontext.entry.container import build_service
 
 IDS = [f"{i:08x}-1111-4222-8333-444444444444" for i in range(1, 8)]

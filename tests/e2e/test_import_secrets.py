@@ -32,8 +32,8 @@ def test_import_refuses_a_session_id_that_looks_like_a_secret(tmp_path: Path) ->
     from tests.fakes import FixedClock, HashEmbedder, WordTokenizer
     from tinycontext.adapters.sqlite.store import SqliteStore
     from tinycontext.app.transfer import export_jsonl, import_jsonl
-    from tinycontext.app.transfer_format import ImportFormatError
     from tinycontext.config.engine import TinyContextConfig
+    from tinycontext.domain.records import ImportFormatError
     from tinycontext.entry.container import build_service
 
     path = tmp_path / "target.db"

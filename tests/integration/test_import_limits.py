@@ -14,8 +14,8 @@ from tests.fakes import FixedClock, HashEmbedder, WordTokenizer
 from tinycontext.adapters.sqlite.store import SqliteStore
 from tinycontext.app.service import MemoryService
 from tinycontext.app.transfer import import_jsonl
-from tinycontext.app.transfer_format import ImportFormatError
 from tinycontext.config.engine import TinyContextConfig
+from tinycontext.domain.records import ImportFormatError
 from tinycontext.entry.container import build_service
 
 

@@ -4,7 +4,8 @@
   management queries and export/import entry points;
 - core.py: what every use case shares (ports, settings, model key, token cost, id/ref lookup);
 - saving.py, recalling.py, browsing.py, editing.py: the operations' work;
-- queries.py: management queries; transfer.py, transfer_format.py: JSON Lines export/import;
+- queries.py: management queries; transfer.py: JSON Lines export/import (the record format is
+  domain/records.py);
 - reindex.py: background re-embedding; vectors.py: vector arithmetic; redacting.py: secrets;
 - results.py: the typed results every transport reads; rendering.py: how a transport frames
   a returned memory (what a recall budget counts).

@@ -1,6 +1,6 @@
 """Export a store as JSON Lines and import it back (streaming both ways, constant memory).
 
-One memory per line (transfer_format.py). Import keeps ids, timestamps and lifecycle fields,
+One memory per line (tinycontext.domain.records). Import keeps ids, timestamps and lifecycle fields,
 reuses embeddings made by the current model and re-embeds the rest, and skips ids already
 present (so running it twice changes nothing). It reads the file twice: first to check every
 line, supersede links included (a link to a missing id or a loop of links would hide
@@ -25,11 +25,11 @@ from typing import IO, Any, Protocol, cast
 from tinycontext.domain.chains import Links, link_mismatches, link_problems
 from tinycontext.domain.errors import TinyContextError
 from tinycontext.domain.memory import Memory, format_timestamp
+from tinycontext.domain.records import ImportFormatError, parse_record, record
 from tinycontext.ports.store import NewMemory, Store
 
 from .core import Core
 from .redacting import redact_content
-from .transfer_format import ImportFormatError, parse_record, record
 
 __all__ = ["PAGE", "ImportReport", "export_jsonl", "import_jsonl", "iter_stored"]
 

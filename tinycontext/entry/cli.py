@@ -230,7 +230,7 @@ def cmd_repair(args: argparse.Namespace) -> int:
 
 def cmd_import(args: argparse.Namespace) -> int:
     from tinycontext.app.transfer import ImportReport, import_jsonl
-    from tinycontext.app.transfer_format import ImportFormatError
+    from tinycontext.domain.records import ImportFormatError
 
     last = [0.0]
 
