@@ -16,7 +16,7 @@ def _blocks(path: Path) -> list[str]:
     return re.findall(r"```python\n(.*?)```", path.read_text(encoding="utf-8"), re.S)
 
 
-@pytest.mark.parametrize("doc", ["docs/custom_ports.md"])
+@pytest.mark.parametrize("doc", ["docs/guides/custom_ports.md"])
 def test_doc_examples_run(doc: str, tmp_path: Path) -> None:
     blocks = _blocks(REPO / doc)
     assert blocks

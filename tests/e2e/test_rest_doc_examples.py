@@ -1,5 +1,5 @@
-"""The curl examples of docs/rest.md and the README, pasted in order into a shell, against a
-real `tinycontext rest` on a fresh store: no error response anywhere."""
+"""The curl examples of docs/reference/rest.md and the README, pasted in order into a shell,
+against a real `tinycontext rest` on a fresh store: no error response anywhere."""
 
 from __future__ import annotations
 
@@ -46,7 +46,8 @@ def _run(script: str, port: int, cwd: Path) -> list[str]:
 
 
 def test_rest_md_examples_work_as_pasted(tmp_path: Path) -> None:
-    blocks = [b for b in _shell_blocks((REPO / "docs" / "rest.md").read_text()) if "curl " in b]
+    doc = (REPO / "docs" / "reference" / "rest.md").read_text()
+    blocks = [b for b in _shell_blocks(doc) if "curl " in b]
     assert len(blocks) >= 2
     with served_process(tmp_path, "rest") as (base, _):
         port = int(base.rsplit(":", 1)[1])

@@ -218,7 +218,7 @@ def _shape(value: Any) -> Any:
 def test_docs_show_the_json_shapes_the_views_return(tmp_path: Path) -> None:
     import re
 
-    docs = Path(__file__).resolve().parents[2] / "docs" / "hosted.md"
+    docs = Path(__file__).resolve().parents[2] / "docs" / "guides" / "hosted.md"
     documented = {}
     for block in re.findall(r"```json\n(.*?)```", docs.read_text(), re.S):
         document = json.loads(block)

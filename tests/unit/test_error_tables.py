@@ -1,5 +1,5 @@
 """Errors are mapped at the edge: the domain raises codes, and each transport has one table
-from code to what it answers (REST: HTTP status, SPEC section 2 and docs/rest.md; MCP: the
+from code to what it answers (REST: HTTP status, SPEC section 2 and docs/reference/rest.md; MCP: the
 `code: message` text and a JSON-RPC kind)."""
 
 from __future__ import annotations
@@ -47,7 +47,7 @@ def test_rest_table_is_the_spec_table_for_every_domain_code() -> None:
 
 
 def test_the_documented_error_table_is_the_rest_table() -> None:
-    doc = (REPO / "docs" / "rest.md").read_text(encoding="utf-8")
+    doc = (REPO / "docs" / "reference" / "rest.md").read_text(encoding="utf-8")
     rows = re.findall(r"^\| `([a-z_]+)` \| (\d{3}) \|", doc, flags=re.MULTILINE)
     assert {code: int(status) for code, status in rows} == SPEC_TABLE
 
