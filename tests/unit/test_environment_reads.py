@@ -18,6 +18,10 @@ ALLOWED = {
     # onnxruntime reads it only from the process environment, and an embedder built directly
     # by a library user, with no bootstrap, must get the default too.
     "tinycontext/native.py",
+    # The per-prompt hook path imports no settings layer (it must start in milliseconds): it
+    # keys the memory service by the TINYCONTEXT_* variables and hands them to the service,
+    # whose settings read them as every server does.
+    "tinycontext/hooks/command.py",
 }
 NAMES = {"environ", "environb", "getenv", "getenvb", "putenv", "unsetenv"}
 

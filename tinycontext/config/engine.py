@@ -70,6 +70,15 @@ class TinyContextConfig(BaseModel):
     # Recognisable secrets in saved, updated and imported content become [redacted:<type>].
     redact_secrets: bool = True
     token_encoding: str = Field(default="o200k_base", pattern=r"^(o200k_base|cl100k_base)$")
+    # Agent hooks (docs/hooks.md): what one prompt may receive, the cosine similarity a memory
+    # needs to be injected, whether explicit "remember that ..." intents are saved, the
+    # session id of a project's memories ("" = the project folder's name) and how long the
+    # memory service stays up with nothing to do.
+    hook_max_tokens: int = Field(default=300, ge=0, le=100_000)
+    hook_relevance_floor: float = Field(default=0.45, ge=-1.0, le=1.0)
+    hook_capture: bool = True
+    hook_session_id: str = Field(default="", max_length=200)
+    service_idle_minutes: float = Field(default=30.0, gt=0.0, le=10_080.0)
     store_url: str = Field(
         default="",
         description="empty: the SQLite file at memory_db_path; postgresql://...: PostgreSQL",

@@ -11,6 +11,9 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from tinycontext.hooks.command import COMMANDS as HOOK_COMMANDS
+from tinycontext.hooks.command import add_commands as add_hook_commands
+
 SERVER_HINT = (
     "tinycontext {what} needs the `server` extra, which is not installed (missing: {missing}).\n"
     "{checkout}"
@@ -89,6 +92,7 @@ def _parser() -> argparse.ArgumentParser:
     from tinycontext.entry.setup_command import register as register_setup
 
     register_setup(sub)
+    add_hook_commands(sub)
     return parser
 
 
@@ -266,11 +270,14 @@ COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
     "mcp": cmd_mcp, "serve": cmd_serve, "rest": cmd_rest, "doctor": cmd_doctor,
     "export": cmd_export, "import": cmd_import, "repair": cmd_repair, "ui": cmd_ui,
     "setup": lambda args: importlib.import_module("tinycontext.entry.setup_command").run(args),
+    **HOOK_COMMANDS,
 }
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
+    if args.command in ("hook", "context"):  # once per prompt: no settings layer, no model
+        return COMMANDS[args.command](args)
     from tinycontext.entry.bootstrap import read_variables, setup_logging
 
     setup_logging(read_variables())

@@ -270,6 +270,9 @@ def run_doctor(config: TinyContextConfig, out: IO[str], as_json: bool = False,
     server.update({n.lower(): "(set)" if env.get(ENV_PREFIX + n) else None for n in SECRET_ENV})
     checks = [*_storage_checks(config, env), _check_model(config), _check_tokenizer(config),
               *_check_server(env, config.store_url)]
+    from tinycontext.hooks.command import doctor_check
+
+    checks.append(Check(*doctor_check(env)))
     ready = all(c.ok for c in checks)
     from tinycontext.clients.files import local_report
 
