@@ -1,0 +1,163 @@
+"""The real Claude Code CLI (npm @anthropic-ai/claude-code) with TinyContext's hooks and MCP
+server, offline against a loopback stand-in model that records what the model is sent.
+
+A prompt matching a stored memory sends that memory to the model without any tool call; an
+unrelated prompt sends none; "remember that ..." is in the store afterwards; with
+ENABLE_TOOL_SEARCH=false the MCP tools are listed and a tool_use the stand-in returns runs.
+HOME is a temporary folder: the user's own Claude Code and TinyContext settings are never read
+or touched. Skipped only where npm is missing; the CLI is installed into a cache folder.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.e2e.servers import cli_env, tinycontext_command
+from tests.e2e.standin_model import StandIn, say, standin_model
+
+pytestmark = pytest.mark.slow
+CLAUDE_PACKAGE = "@anthropic-ai/claude-code@2.1.197"
+# .ci/run installs it here (shared by runs); a test run without it installs it the same way.
+NPM_FOLDER = Path(os.environ.get("CLAUDE_CODE_NPM_PREFIX")
+                  or Path(tempfile.gettempdir()) / "tinycontext-test-npm")
+MEMORY = "The billing service's staging database listens on port 5433."
+
+
+@pytest.fixture(scope="module")
+def claude() -> str:
+    if shutil.which("npm") is None or shutil.which("node") is None:
+        pytest.skip("Node.js and npm are needed to install Claude Code (npm "
+                    "@anthropic-ai/claude-code); .ci/run installs them")
+    binary = NPM_FOLDER / "node_modules" / ".bin" / "claude"
+    if not binary.exists():
+        subprocess.run(["npm", "install", "--prefix", str(NPM_FOLDER), "--no-audit", "--no-fund",
+                        "--silent", CLAUDE_PACKAGE], check=True, timeout=600, capture_output=True)
+    return str(binary)
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Iterator[tuple[Path, dict[str, str]]]:
+    """A project folder with the hooks configured, and the environment Claude Code runs in."""
+    home, folder, run = tmp_path / "home", tmp_path / "shop-frontend", tmp_path / "run"
+    for path in (home, folder, run):
+        path.mkdir(mode=0o700)
+    env = cli_env(tmp_path, HOME=str(home), XDG_RUNTIME_DIR=str(run),
+                  XDG_CONFIG_HOME=str(home / ".config"), ANTHROPIC_API_KEY="sk-ant-standin-key",
+                  DISABLE_AUTOUPDATER="1", DISABLE_TELEMETRY="1", DISABLE_ERROR_REPORTING="1",
+                  CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC="1")
+    for name in [n for n in env if n.startswith(("ANTHROPIC_BASE", "CLAUDE_CONFIG"))]:
+        del env[name]
+    command = tinycontext_command()
+    hooks = {event: [{"hooks": [{"type": "command",
+                                 "command": " ".join([*command, "hook", event])}]}]
+             for event in ("SessionStart", "UserPromptSubmit")}
+    (folder / ".claude").mkdir()
+    (folder / ".claude" / "settings.json").write_text(json.dumps({"hooks": hooks}))
+    # The first hook of a cold service may give up (3 s) while the model loads: warm it first.
+    warm = subprocess.run([*command, "context", "warm up"], env=env, capture_output=True,
+                          text=True, timeout=120)
+    assert warm.returncode == 0, warm.stderr
+    yield folder, env
+    subprocess.run([*command, "service", "stop"], env=env, capture_output=True, timeout=60)
+
+
+def save(env: dict[str, str], content: str) -> None:
+    code = ("import sys\nfrom tinycontext import TinyContextConfig, build_service\n"
+            "service = build_service(TinyContextConfig(memory_db_path=sys.argv[2], "
+            "models_dir=sys.argv[3]))\nservice.save_memories([{'content': sys.argv[1]}])\n"
+            "service.close()\n")
+    done = subprocess.run([sys.executable, "-c", code, content,
+                           env["TINYCONTEXT_MEMORY_DB_PATH"], env["TINYCONTEXT_MODELS_DIR"]],
+                          env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+
+
+def ask(claude: str, folder: Path, env: dict[str, str], standin: StandIn, base: str,
+        prompt: str, *options: str) -> tuple[str, str]:
+    """Run `claude -p`; return (its answer, everything the model was sent as JSON text)."""
+    done = subprocess.run([claude, "-p", prompt, *options], cwd=folder,
+                          env=dict(env, ANTHROPIC_BASE_URL=base), capture_output=True,
+                          text=True, timeout=300)
+    assert done.returncode == 0, done.stdout[-1000:] + done.stderr[-2000:]
+    return done.stdout, json.dumps(standin.messages())
+
+
+def stored(env: dict[str, str]) -> list[str]:
+    done = subprocess.run([*tinycontext_command(), "export", "--no-embeddings"], env=env,
+                          capture_output=True, text=True, timeout=120)
+    return [json.loads(line)["content"] for line in done.stdout.splitlines()]
+
+
+def used_tools(sent: str) -> bool:
+    return '"tool_use"' in sent or '"tool_result"' in sent
+
+
+def test_a_matching_prompt_sends_the_memory_without_a_tool_call(
+        claude: str, project: tuple[Path, dict[str, str]]) -> None:
+    folder, env = project
+    save(env, MEMORY)
+    with standin_model(say("It listens on 5433.")) as (base, standin):
+        answer, sent = ask(claude, folder, env, standin, base,
+                           "Which port does the billing staging database listen on?")
+    assert "5433" in answer
+    assert "port 5433" in sent and "recalled_memories" in sent and not used_tools(sent)
+
+
+def test_an_unrelated_prompt_sends_no_memory(claude: str,
+                                             project: tuple[Path, dict[str, str]]) -> None:
+    folder, env = project
+    save(env, MEMORY)
+    with standin_model(say("Done.")) as (base, standin):
+        _, sent = ask(claude, folder, env, standin, base, "run the tests")
+    assert standin.messages() and "5433" not in sent and "recalled_memories" not in sent
+
+
+def test_remember_that_is_stored(claude: str, project: tuple[Path, dict[str, str]]) -> None:
+    folder, env = project
+    with standin_model(say("Noted.")) as (base, standin):
+        ask(claude, folder, env, standin, base,
+            "Remember that the release branch is cut every second Thursday.")
+    assert stored(env) == ["The release branch is cut every second Thursday."]
+
+
+def test_mcp_tools_are_listed_and_a_tool_use_runs(claude: str,
+                                                  project: tuple[Path, dict[str, str]],
+                                                  tmp_path: Path) -> None:
+    folder, env = project
+    save(env, MEMORY)
+    server = {"mcpServers": {"tinycontext": {"command": tinycontext_command()[0],
+                                             "args": tinycontext_command()[1:], "env": {}}}}
+    (tmp_path / "mcp.json").write_text(json.dumps(server))
+    tool = "mcp__tinycontext__recall_memories"
+
+    def script(body: dict[str, Any]) -> dict[str, Any]:
+        answered = "tool_result" in json.dumps(body.get("messages", []))
+        offered = any(t.get("name") == tool for t in body.get("tools", []))
+        if offered and not answered:
+            return {"tool": tool, "input": {"query": "staging database port"}}
+        return {"text": "Recalled."}
+
+    with standin_model(script) as (base, standin):
+        # MCP servers named by --mcp-config connect in the background unless told to wait.
+        ask(claude, folder,
+            dict(env, ENABLE_TOOL_SEARCH="false", MCP_CONNECTION_NONBLOCKING="false"),
+            standin, base, "Look up the staging database in your memory tool.",
+            "--mcp-config", str(tmp_path / "mcp.json"), "--allowedTools", tool)
+    first = standin.messages()[0]
+    names = {t.get("name") for t in first.get("tools", [])}
+    assert {f"mcp__tinycontext__{n}" for n in ("save_memories", "recall_memories",
+                                               "list_memories")} <= names
+    results = [block for body in standin.messages() for message in body["messages"]
+               if isinstance(message.get("content"), list)
+               for block in message["content"] if block.get("type") == "tool_result"]
+    assert results and "port 5433" in json.dumps(results)
