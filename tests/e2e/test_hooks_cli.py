@@ -40,6 +40,8 @@ def prompt(env: dict[str, str], text: str, session: str = "agent-1") -> str:
 def env(tmp_path: Path) -> Iterator[dict[str, str]]:
     environment = cli_env(tmp_path, XDG_RUNTIME_DIR=str(tmp_path / "run"))
     (tmp_path / "run").mkdir(mode=0o700)
+    # A hook gives up after 3 s; on a busy machine the service's first start can take longer.
+    assert run(environment, "context", "warm up").returncode == 0
     yield environment
     run(environment, "service", "stop")
 
@@ -119,3 +121,12 @@ def test_the_hook_path_imports_no_heavy_module(env: dict[str, str]) -> None:
                           capture_output=True, timeout=60)
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout.splitlines()[-1]) == []
+
+
+def test_gemini_cli_events(env: dict[str, str]) -> None:
+    prompt(env, "Remember that the billing exports run at 02:00 UTC every night.")
+    event = {"session_id": "gemini-1", "hook_event_name": "BeforeAgent", "cwd": "/w/billing",
+             "timestamp": "2026-12-04T10:00:00Z", "prompt": "when do the billing exports run?"}
+    done = run(env, "hook", "BeforeAgent", stdin=json.dumps(event))
+    out = json.loads(done.stdout)["hookSpecificOutput"]
+    assert out["hookEventName"] == "BeforeAgent" and "02:00 UTC" in out["additionalContext"]

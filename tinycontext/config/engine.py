@@ -75,7 +75,7 @@ class TinyContextConfig(BaseModel):
     # session id of a project's memories ("" = the project folder's name) and how long the
     # memory service stays up with nothing to do.
     hook_max_tokens: int = Field(default=300, ge=0, le=100_000)
-    hook_relevance_floor: float = Field(default=0.45, ge=-1.0, le=1.0)
+    hook_relevance_floor: float = Field(default=0.40, ge=-1.0, le=1.0)
     hook_capture: bool = True
     hook_session_id: str = Field(default="", max_length=200)
     service_idle_minutes: float = Field(default=30.0, gt=0.0, le=10_080.0)

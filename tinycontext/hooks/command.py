@@ -20,9 +20,13 @@ from tinycontext.hooks.client import ServiceUnavailable, call
 
 HOOK_TIMEOUT = 3.0  # seconds for one hook, a cold start of the service included
 MAX_HOOK_INPUT = 4 << 20
-EVENTS = ("SessionStart", "UserPromptSubmit")
+EVENTS = ("SessionStart", "UserPromptSubmit", "BeforeAgent")
+# Gemini CLI's prompt event takes the same input (`prompt`, `session_id`, `cwd`) and reads
+# the same `hookSpecificOutput.additionalContext`; its SessionStart is Claude Code's.
+SAME_AS = {"BeforeAgent": "UserPromptSubmit"}
 HOOK_HELP = (
-    "Claude Code hook: reads the event's JSON on stdin and prints "
+    "Claude Code hook (and Gemini CLI's SessionStart and BeforeAgent): reads the event's "
+    "JSON on stdin and prints "
     '{"hookSpecificOutput": {"hookEventName": ..., "additionalContext": ...}} when memories '
     "are relevant, nothing otherwise. SessionStart: the profile and the project's memories; "
     "UserPromptSubmit: memories above hook_relevance_floor within hook_max_tokens, and "
@@ -33,7 +37,8 @@ HOOK_HELP = (
 
 def add_commands(sub: Any) -> None:
     """Register hook, context and service on the central CLI's subparsers."""
-    hook = sub.add_parser("hook", help="run as an agent hook (Claude Code)", description=HOOK_HELP)
+    hook = sub.add_parser("hook", help="run as an agent hook (Claude Code, Gemini CLI)",
+                          description=HOOK_HELP)
     hook.add_argument("event", choices=EVENTS, help="the hook event being handled")
     context = sub.add_parser(
         "context", help="print the memories relevant to a text (for scripts and other hooks)",
@@ -72,7 +77,7 @@ def _hook_request(event: str, stdin: IO[str]) -> dict[str, Any]:
     payload = json.loads(stdin.read(MAX_HOOK_INPUT))
     if not isinstance(payload, dict):
         raise ValueError("the hook input is not a JSON object")
-    return {"op": "hook", "event": event, "prompt": payload.get("prompt"),
+    return {"op": "hook", "event": SAME_AS.get(event, event), "prompt": payload.get("prompt"),
             "cwd": payload.get("cwd"), "session": payload.get("session_id"),
             "source": payload.get("source")}
 
