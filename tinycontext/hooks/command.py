@@ -85,6 +85,14 @@ def _hook_request(event: str, stdin: IO[str]) -> dict[str, Any]:
 def run_hook(event: str, stdin: IO[str], stdout: IO[str], environ: Mapping[str, str]) -> int:
     """One hook call: the block on stdout as the client's JSON, or nothing; always 0."""
     try:
+        return _hook(event, stdin, stdout, environ)
+    except Exception as exc:  # noqa: BLE001 - a hook never fails the user's prompt
+        _log(environ, f"hook {event}", f"internal_error {type(exc).__name__}")
+        return 0
+
+
+def _hook(event: str, stdin: IO[str], stdout: IO[str], environ: Mapping[str, str]) -> int:
+    try:
         request = _hook_request(event, stdin)
     except (ValueError, UnicodeDecodeError, OSError):
         _log(environ, f"hook {event}", "bad_input (the hook's stdin was not a JSON object)")
