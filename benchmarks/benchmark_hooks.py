@@ -163,8 +163,7 @@ def speed(args: argparse.Namespace, progress: Progress) -> dict[str, Any]:
         questions = RealisticText(args.data).questions(args.warm)
         cold, gave_up = [], 0
         for i in range(args.cold):
-            _service(env, "stop")
-            time.sleep(0.5)
+            _service(env, "stop")  # returns once the service has exited
             before = log.read_text().count("\n") if log.exists() else 0
             cold.append(_hook(env, questions[i])[0])
             gave_up += (log.read_text().count("\n") if log.exists() else 0) > before

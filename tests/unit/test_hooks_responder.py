@@ -102,7 +102,7 @@ def test_config_folder_matches_platformdirs_and_unsafe_runtime_folder(tmp_path: 
 
     env = {"HOME": os.path.expanduser("~"), **{k: v for k, v in os.environ.items()
                                              if k == "XDG_CONFIG_HOME"}}
-    assert hook_config_dir(env) == user_config_dir()
+    assert Path(hook_config_dir(env)) == user_config_dir()
     shared = tmp_path / "run"
     (shared / "tinycontext").mkdir(parents=True, mode=0o755)
     (shared / "tinycontext").chmod(0o755)

@@ -13,6 +13,7 @@ from typing import Any
 
 from tinycontext.hooks.command import COMMANDS as HOOK_COMMANDS
 from tinycontext.hooks.command import add_commands as add_hook_commands
+from tinycontext.hooks.command import fast_hook
 
 SERVER_HINT = (
     "tinycontext {what} needs the `server` extra, which is not installed (missing: {missing}).\n"
@@ -275,8 +276,10 @@ COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    if (code := fast_hook(sys.argv[1:] if argv is None else argv)) is not None:
+        return code  # once per prompt: no parser, no settings layer, no model
     args = _parser().parse_args(argv)
-    if args.command in ("hook", "context"):  # once per prompt: no settings layer, no model
+    if args.command == "context":  # like a hook: the memory service answers
         return COMMANDS[args.command](args)
     from tinycontext.entry.bootstrap import read_variables, setup_logging
 

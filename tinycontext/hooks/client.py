@@ -8,11 +8,9 @@ from __future__ import annotations
 import json
 import os
 import socket
-import subprocess
 import sys
 import time
 from collections.abc import Mapping
-from pathlib import Path
 from typing import Any
 
 from tinycontext.hooks.locate import Place, UnsafeFolder, locate, service_environment
@@ -29,13 +27,15 @@ class ServiceUnavailable(Exception):
         self.code = code
 
 
-def _open_private(path: Path) -> int:
+def _open_private(path: str) -> int:
     return os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
 
 
 def start_service(place: Place, env: Mapping[str, str]) -> None:
     """Start `tinycontext service run` in its own session, detached from the hook's pipes (a
     client waits for a hook's stdout to close; the service must not hold it)."""
+    import subprocess
+
     log = _open_private(place.log)
     try:
         subprocess.Popen(  # noqa: S603 - our own interpreter and module
@@ -51,7 +51,7 @@ def _connect(place: Place, deadline: float) -> socket.socket:
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     sock.settimeout(max(0.001, deadline - time.monotonic()))
     try:
-        sock.connect(str(place.socket))
+        sock.connect(place.socket)
     except BaseException:
         sock.close()
         raise

@@ -8,13 +8,15 @@ leaving one line (a code, never prompt or memory text) in the hooks' log.
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import sys
 import time
-from collections.abc import Mapping
-from typing import IO, Any
+from collections.abc import Mapping, Sequence
+from typing import IO, TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import argparse
 
 from tinycontext.hooks.client import ServiceUnavailable, call
 
@@ -144,11 +146,29 @@ def doctor_check(environ: Mapping[str, str]) -> tuple[str, bool, str]:
     state = service_state(environ)
     if state is None:
         return ("memory service", True, "not running (the first hook starts it)")
+    if state.get("loading"):
+        return ("memory service", True, f"starting (pid {state.get('pid')})")
     if state.get("error"):
         return ("memory service", False, f"running (pid {state.get('pid')}) but cannot serve "
                 f"the store: {state['error']}; fix it, then `tinycontext service stop`")
     return ("memory service", True, f"running (pid {state.get('pid')}, "
             f"{state.get('requests')} requests)")
+
+
+def _wait_for_exit(pid: object, seconds: float) -> bool:
+    """Wait until the process has exited (it closes its store first); False on time out."""
+    if not isinstance(pid, int):
+        return True
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return True
+        except PermissionError:
+            return False
+        time.sleep(0.05)
+    return False
 
 
 def run_service_command(action: str, stdout: IO[str], environ: Mapping[str, str]) -> int:
@@ -165,12 +185,19 @@ def run_service_command(action: str, stdout: IO[str], environ: Mapping[str, str]
             stdout.write("The memory service is not running.\n")
             return 0
         call({"op": "stop"}, environ, 5.0, start=False)
-        stdout.write(f"Stopped the memory service (pid {state.get('pid')}).\n")
+        gone = _wait_for_exit(state.get("pid"), 15.0)
+        stdout.write(f"Stopped the memory service (pid {state.get('pid')}).\n" if gone else
+                     f"Asked the memory service (pid {state.get('pid')}) to stop; it is still "
+                     "finishing (closing the store).\n")
         return 0
     if state is None:
         stdout.write(f"The memory service is not running (a hook starts it). Socket: "
                      f"{place.socket}\n")
         return 3
+    if state.get("loading"):
+        stdout.write(f"The memory service is starting (pid {state.get('pid')}): loading the "
+                     f"store and the model.\nSocket: {place.socket}\n")
+        return 0
     stdout.write(f"The memory service is running: pid {state.get('pid')}, store "
                  f"{state.get('store', '-')}, {state.get('requests')} requests, stops after "
                  f"{state.get('idle_minutes'):g} idle minutes.\n")
@@ -180,6 +207,14 @@ def run_service_command(action: str, stdout: IO[str], environ: Mapping[str, str]
     stdout.write(f"Socket: {place.socket}\nService log: {place.log}\nHooks log: "
                  f"{hook_log(environ)}\n")
     return 0
+
+
+def fast_hook(argv: Sequence[str]) -> int | None:
+    """`hook <Event>` without building the whole command line parser (it runs per prompt);
+    None for anything else, which the parser handles (and explains)."""
+    if len(argv) == 2 and argv[0] == "hook" and argv[1] in EVENTS:
+        return run_hook(argv[1], sys.stdin, sys.stdout, os.environ)
+    return None
 
 
 def run(args: argparse.Namespace) -> int:

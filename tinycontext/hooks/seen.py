@@ -24,8 +24,8 @@ def _key(session: object) -> str:
 
 
 class SeenSessions:
-    def __init__(self, path: Path | None = None) -> None:
-        self.path = path
+    def __init__(self, path: str | Path | None = None) -> None:
+        self.path = Path(path) if path is not None else None
         self._sessions: OrderedDict[str, tuple[float, set[str]]] = OrderedDict()
         self._load()
 

@@ -116,12 +116,16 @@ def run_service(environ: Mapping[str, str]) -> int:
     holder: list[Responder] = []
 
     def answer(request: dict[str, Any]) -> dict[str, Any]:
+        if not ready.is_set() and request.get("op") in ("status", "stop"):
+            # Still loading: status and stop must not wait for the model.
+            return {"ok": True, "pid": os.getpid(), "loading": True,
+                    "stopping": request.get("op") == "stop"}
         ready.wait()
         return holder[0].answer(request)
 
     with contextlib.suppress(FileNotFoundError):
-        place.socket.unlink()  # a stale socket of a service that died (we hold the lock)
-    server = _Server(str(place.socket), answer)
+        os.unlink(place.socket)  # a stale socket of a service that died (we hold the lock)
+    server = _Server(place.socket, answer)
     serving = threading.Thread(target=server.serve_forever, args=(0.5,), daemon=True)
     serving.start()
     stopped = threading.Event()
@@ -142,7 +146,7 @@ def run_service(environ: Mapping[str, str]) -> int:
             server.shutdown()
         signal.signal(signal.SIGTERM, previous)
         with contextlib.suppress(FileNotFoundError):
-            place.socket.unlink()
+            os.unlink(place.socket)
         server.server_close()
         if holder:
             holder[0].close()
