@@ -142,9 +142,18 @@ def _hook(env: dict[str, str], prompt: str) -> tuple[float, bool]:
     return time.perf_counter() - started, bool(done.stdout.strip())
 
 
-def _service(env: dict[str, str], action: str) -> None:
-    subprocess.run([str(Path(sys.executable).parent / "tinycontext"), "service", action],
-                   env=env, capture_output=True, timeout=60)
+def _service(env: dict[str, str], action: str) -> int:
+    return subprocess.run([str(Path(sys.executable).parent / "tinycontext"), "service", action],
+                          env=env, capture_output=True, timeout=60).returncode
+
+
+def _stopped(env: dict[str, str]) -> None:
+    """Stop the service and wait until none answers (a cold call must find none running)."""
+    deadline = time.monotonic() + 60
+    while _service(env, "stop") == 0 and _service(env, "status") != 3:
+        if time.monotonic() > deadline:
+            raise SystemExit("the memory service did not stop within 60 s")
+        time.sleep(0.2)
 
 
 def speed(args: argparse.Namespace, progress: Progress) -> dict[str, Any]:
@@ -163,15 +172,17 @@ def speed(args: argparse.Namespace, progress: Progress) -> dict[str, Any]:
         questions = RealisticText(args.data).questions(args.warm)
         cold, gave_up = [], 0
         for i in range(args.cold):
-            _service(env, "stop")  # returns once the service has exited
+            _stopped(env)
             before = log.read_text().count("\n") if log.exists() else 0
             cold.append(_hook(env, questions[i])[0])
             gave_up += (log.read_text().count("\n") if log.exists() else 0) > before
             progress(f"cold call {i + 1}/{args.cold}: {cold[-1]:.2f} s")
+        _stopped(env)
         ready = time.perf_counter()
-        _service(env, "stop")
-        subprocess.run([str(Path(sys.executable).parent / "tinycontext"), "context", "warm up"],
-                       env=env, capture_output=True, timeout=60)
+        while subprocess.run([str(Path(sys.executable).parent / "tinycontext"), "context",
+                              "warm up"], env=env, capture_output=True, timeout=60).returncode:
+            if time.perf_counter() - ready > 120:
+                raise SystemExit("the memory service gave no answer within 120 s")
         ready = time.perf_counter() - ready
         prompts = [p for pair in zip(questions, CODING_PROMPTS * 3, strict=False) for p in pair]
         warm, answered = [], 0
