@@ -112,7 +112,7 @@ def test_one_service_per_store_and_stop(env: dict[str, str], tmp_path: Path) -> 
 
 
 def test_the_hook_path_imports_no_heavy_module(env: dict[str, str]) -> None:
-    code = ("import sys, io\nfrom tinycontext.cli import main\n"
+    code = ("import sys, io\nfrom tinycontext.entry.cli import main\n"
             "sys.stdin = io.StringIO('{\"prompt\": \"run the tests\"}')\nmain(['hook', "
             "'UserPromptSubmit'])\nheavy = [m for m in ('pydantic', 'numpy', 'onnxruntime', "
             "'tinycontext.app', 'tinycontext.config', 'sqlite3') if m in sys.modules]\n"

@@ -17,6 +17,7 @@ from typing import Any
 
 from tinycontext.app.recalling import count_recalls
 from tinycontext.app.results import RecallResult
+from tinycontext.app.service import MemoryService
 from tinycontext.config.engine import TinyContextConfig
 from tinycontext.domain.errors import TinyContextError
 from tinycontext.domain.intents import EPISODIC, explicit_captures
@@ -25,7 +26,6 @@ from tinycontext.domain.memory import MemoryInput
 from tinycontext.hooks.blocks import above_floor, fit
 from tinycontext.hooks.locate import Place
 from tinycontext.hooks.seen import SeenSessions
-from tinycontext.app.service import MemoryService
 
 log = logging.getLogger("tinycontext.service")
 CANDIDATES = 8  # recalled per prompt before the floor, the seen set and the budget
