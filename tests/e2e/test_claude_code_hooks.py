@@ -1,7 +1,8 @@
 """The real Claude Code CLI (npm @anthropic-ai/claude-code) with TinyContext's hooks and MCP
 server, offline against a loopback stand-in model that records what the model is sent.
 
-A prompt matching a stored memory sends that memory to the model without any tool call; an
+The project is configured by `tinycontext setup claude-code --scope project`. A prompt
+matching a stored memory sends that memory to the model without any tool call; an
 unrelated prompt sends none; "remember that ..." is in the store afterwards; with
 ENABLE_TOOL_SEARCH=false the MCP tools are listed and a tool_use the stand-in returns runs.
 HOME is a temporary folder: the user's own Claude Code and TinyContext settings are never read
@@ -58,11 +59,12 @@ def project(tmp_path: Path) -> Iterator[tuple[Path, dict[str, str]]]:
     for name in [n for n in env if n.startswith(("ANTHROPIC_BASE", "CLAUDE_CONFIG"))]:
         del env[name]
     command = tinycontext_command()
-    hooks = {event: [{"hooks": [{"type": "command",
-                                 "command": " ".join([*command, "hook", event])}]}]
-             for event in ("SessionStart", "UserPromptSubmit")}
-    (folder / ".claude").mkdir()
-    (folder / ".claude" / "settings.json").write_text(json.dumps({"hooks": hooks}))
+    # As a new user would: .mcp.json and .claude/settings.json's hooks written by setup.
+    done = subprocess.run([*command, "setup", "claude-code", "--scope", "project"], cwd=folder,
+                          env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    hooks = json.loads((folder / ".claude" / "settings.json").read_text())["hooks"]
+    assert set(hooks) == {"SessionStart", "UserPromptSubmit"}
     # The first hook of a cold service may give up (3 s) while the model loads: warm it first.
     warm = subprocess.run([*command, "context", "warm up"], env=env, capture_output=True,
                           text=True, timeout=120)
@@ -131,13 +133,9 @@ def test_remember_that_is_stored(claude: str, project: tuple[Path, dict[str, str
 
 
 def test_mcp_tools_are_listed_and_a_tool_use_runs(claude: str,
-                                                  project: tuple[Path, dict[str, str]],
-                                                  tmp_path: Path) -> None:
+                                                  project: tuple[Path, dict[str, str]]) -> None:
     folder, env = project
     save(env, MEMORY)
-    server = {"mcpServers": {"tinycontext": {"command": tinycontext_command()[0],
-                                             "args": tinycontext_command()[1:], "env": {}}}}
-    (tmp_path / "mcp.json").write_text(json.dumps(server))
     tool = "mcp__tinycontext__recall_memories"
 
     def script(body: dict[str, Any]) -> dict[str, Any]:
@@ -148,11 +146,12 @@ def test_mcp_tools_are_listed_and_a_tool_use_runs(claude: str,
         return {"text": "Recalled."}
 
     with standin_model(script) as (base, standin):
-        # MCP servers named by --mcp-config connect in the background unless told to wait.
+        # The .mcp.json setup wrote, passed explicitly: a project's own servers wait for a
+        # person's approval. --mcp-config servers connect in the background unless told to wait.
         ask(claude, folder,
             dict(env, ENABLE_TOOL_SEARCH="false", MCP_CONNECTION_NONBLOCKING="false"),
             standin, base, "Look up the staging database in your memory tool.",
-            "--mcp-config", str(tmp_path / "mcp.json"), "--allowedTools", tool)
+            "--mcp-config", str(folder / ".mcp.json"), "--allowedTools", tool)
     first = standin.messages()[0]
     names = {t.get("name") for t in first.get("tools", [])}
     assert {f"mcp__tinycontext__{n}" for n in ("save_memories", "recall_memories",
