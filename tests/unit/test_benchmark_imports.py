@@ -26,6 +26,9 @@ LEFT = {
     "benchmark_accuracy.py": {
         "tinycontext.domain.recall", "tinycontext.domain.text", "tinycontext.ports.store",
     },
+    # The hook's own selection (floor, block budget) replayed over one recall per prompt for a
+    # grid of floors; its speed half runs the real `tinycontext hook` subprocess.
+    "benchmark_hooks.py": {"tinycontext.hooks.blocks", "tinycontext.hooks.responder"},
     "benchmark_locomo.py": {
         "tinycontext.adapters.sqlite", "tinycontext.app", "tinycontext.domain",
         "tinycontext.domain.recall", "tinycontext.domain.text", "tinycontext.ports.store",
