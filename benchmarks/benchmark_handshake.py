@@ -8,8 +8,12 @@ then after its reply `notifications/initialized` and `tools/list`), and, with `-
 the first `recall_memories` answer after that (which may wait for the model to load).
 
 It does this idle and with `--busy` CPU-bound processes running beside it (default 2: both
-cores of a 2-core machine busy, as on a laptop running a build). Every run uses a throwaway
-store; the busy processes are stopped at the end.
+cores of a 2-core machine busy, as on a laptop running a build). After each run the same two
+requests are timed against a floor: this interpreter running a stdlib-only stand-in that
+answers them from memory (what starting any Python stdio server costs on the machine at that
+moment). `cpu_to_tools_list` is the CPU time the server process had used when its
+`tools/list` answer arrived (all threads, Linux only): what the machine's load does not
+change. Every run uses a throwaway store; the busy processes are stopped at the end.
 
     python benchmarks/benchmark_handshake.py
     python benchmarks/benchmark_handshake.py --runs 40 --json-out handshake.json
@@ -42,6 +46,19 @@ from benchmarks._servers import _command, _env  # noqa: E402
 from benchmarks.metrics import percentile  # noqa: E402
 
 BUSY_LOOP = "while True:\n    pass\n"
+# The floor: this interpreter answering the two requests with nothing else to do (no import
+# beyond the standard library), what any Python stdio server costs on this machine.
+FLOOR_SERVER = """
+import json, sys
+for line in sys.stdin:
+    message = json.loads(line)
+    if "id" in message:
+        result = {"tools": [{"name": "t%d" % i} for i in range(6)]}
+        if message["method"] == "initialize":
+            result = {"protocolVersion": "2025-06-18", "capabilities": {},
+                      "serverInfo": {"name": "floor", "version": "0"}}
+        print(json.dumps({"jsonrpc": "2.0", "id": message["id"], "result": result}), flush=True)
+"""
 TIMEOUT = 60.0
 
 
@@ -79,11 +96,24 @@ class Reader:
             self.buffer += chunk
 
 
-def one_run(folder: Path, first_call: bool) -> dict[str, float]:
+def cpu_seconds(pid: int) -> float | None:
+    """CPU time a process has used so far, all its threads (Linux schedstat), else None."""
+    total = 0
+    try:
+        for task in Path(f"/proc/{pid}/task").iterdir():
+            total += int((task / "schedstat").read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        return None
+    return total / 1e9
+
+
+def one_run(folder: Path, first_call: bool, floor: bool = False) -> dict[str, float]:
     """Seconds from spawn to each reply of one handshake (and first call)."""
     env = _env(folder / "memories.db")
+    command = [sys.executable, "-c", FLOOR_SERVER] if floor else _command()
+    first_call = first_call and not floor
     started = time.perf_counter()
-    process = subprocess.Popen(_command(), env=env, stdin=subprocess.PIPE,
+    process = subprocess.Popen(command, env=env, stdin=subprocess.PIPE,
                                stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
     assert process.stdin is not None
     reader = Reader(process)
@@ -101,6 +131,8 @@ def one_run(folder: Path, first_call: bool) -> dict[str, float]:
         process.stdin.flush()
         tools = reader.reply(2, deadline)
         times["tools_list_s"] = time.perf_counter() - started
+        if (cpu := cpu_seconds(process.pid)) is not None:
+            times["cpu_to_tools_list_s"] = cpu
         if len(tools["result"]["tools"]) < 6:
             raise RuntimeError(f"tools/list listed {len(tools['result']['tools'])} tools")
         if first_call:
@@ -132,25 +164,31 @@ def stop(processes: list[subprocess.Popen[bytes]]) -> None:
         process.wait()
 
 
-def measure(label: str, runs: int, busy: int, first_call: bool,
-            progress: Progress) -> dict[str, Any]:
+def measure(label: str, runs: int, busy: int, first_call: bool, progress: Progress,
+            floor: bool) -> dict[str, Any]:
     hogs = start_busy(busy)
     samples: list[dict[str, float]] = []
+    floors: list[dict[str, float]] = []
     load_before = os.getloadavg()[0]
     try:
         time.sleep(1.0 if busy else 0.0)  # let the busy processes get going
         for n in range(runs):
             with throwaway_dir("handshake") as folder:
                 samples.append(one_run(folder, first_call))
+                if floor:  # interleaved, so both see the same load
+                    floors.append(one_run(folder, False, floor=True))
             progress.tick(f"{label}: {n + 1}/{runs} runs")
     finally:
         stop(hogs)
     out: dict[str, Any] = {"label": label, "busy_processes": busy, "runs": runs,
                            "load_average_before": round(load_before, 2),
                            "load_average_after": round(os.getloadavg()[0], 2)}
-    for key in samples[0]:
-        ms = [s[key] * 1000 for s in samples]
-        name = key.removesuffix("_s")
+    columns = {key.removesuffix("_s"): [s[key] for s in samples] for key in samples[0]}
+    for key in ("tools_list_s", "cpu_to_tools_list_s"):
+        if floors and key in floors[0]:
+            columns["floor_" + key.removesuffix("_s")] = [f[key] for f in floors]
+    for name, seconds in columns.items():
+        ms = [s * 1000 for s in seconds]
         out[name] = {"p50_ms": round(percentile(ms, 50), 1),
                      "p95_ms": round(percentile(ms, 95), 1),
                      "max_ms": round(max(ms), 1)}
@@ -166,16 +204,20 @@ def main() -> None:
                         help="CPU-bound processes beside the busy runs (2; 0 skips them)")
     parser.add_argument("--first-call", action="store_true",
                         help="also time the first recall_memories answer after the handshake")
+    parser.add_argument("--no-floor", dest="floor", action="store_false",
+                        help="skip the floor runs (a stdlib-only Python stand-in answering "
+                        "the same two requests, spawned after each run)")
     parser.add_argument("--json-out", metavar="PATH", help="also write the results as JSON here")
     parser.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
     args = parser.parse_args()
     progress = Progress("handshake", args.quiet)
     conditions = [("idle", 0)] + ([(f"{args.busy} busy", args.busy)] if args.busy else [])
-    results = [measure(label, args.runs, busy, args.first_call, progress)
+    results = [measure(label, args.runs, busy, args.first_call, progress, args.floor)
                for label, busy in conditions]
     info = machine_info()
     print(f"\n{machine_line(info)}; revision {info['git_revision']}")
-    phases = [p for p in ("initialize", "tools_list", "first_call") if p in results[0]]
+    phases = [p for p in ("initialize", "tools_list", "cpu_to_tools_list", "first_call",
+                          "floor_tools_list", "floor_cpu_to_tools_list") if p in results[0]]
     headers = ["condition", "runs", "load before/after"]
     for phase in phases:
         headers += [f"{phase} p50 ms", f"{phase} p95 ms", f"{phase} max ms"]
