@@ -18,6 +18,8 @@ import anyio
 from mcp.shared.message import SessionMessage
 from mcp_types import JSONRPCError, JSONRPCNotification, JSONRPCRequest, JSONRPCResponse
 
+from .stdio_front import StdioFront
+
 log = logging.getLogger("tinycontext.mcp")
 
 # How long answers to requests in flight at end of input may take. A save of the largest
@@ -138,6 +140,49 @@ async def serve_stdio(server: Any, drain_seconds: float = DRAIN_SECONDS) -> None
     from mcp.server.stdio import stdio_server
 
     async with stdio_server() as (read_stream, write_stream):
+        await serve_draining(server, read_stream, write_stream, drain_seconds)
+
+
+class FrontInput:
+    """The client's lines as the front queued them, for `stdio_server(stdin=...)`."""
+
+    def __init__(self, front: StdioFront) -> None:
+        self._front = front
+
+    def __aiter__(self) -> FrontInput:
+        return self
+
+    async def __anext__(self) -> str:
+        line = await anyio.to_thread.run_sync(self._front.inbox.get, abandon_on_cancel=True)
+        if line is None:
+            self._front.end_input()  # the end stays the end for any later read
+            raise StopAsyncIteration
+        return line.decode("utf-8", errors="replace")
+
+
+class FrontOutput:
+    """The SDK's answers to the client's end, for `stdio_server(stdout=...)`."""
+
+    def __init__(self, front: StdioFront) -> None:
+        self._front = front
+
+    async def write(self, text: str) -> None:
+        data = text.encode("utf-8")
+        if not self._front.dropped_by_front(data):
+            await anyio.to_thread.run_sync(self._front.wire.send, data)
+
+    async def flush(self) -> None:
+        """Each write is a whole message, sent as written."""
+
+
+async def serve_front(server: Any, front: StdioFront,
+                      drain_seconds: float = DRAIN_SECONDS) -> None:
+    """Serve the client the front has been talking to (stdio_front.py)."""
+    from mcp.server.stdio import stdio_server
+
+    async with stdio_server(FrontInput(front), FrontOutput(front)) as (  # type: ignore[arg-type]
+            read_stream, write_stream):
+        front.sdk_running()
         await serve_draining(server, read_stream, write_stream, drain_seconds)
 
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import logging
 import sys
-from collections.abc import AsyncIterator, Callable
-from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from collections.abc import AsyncIterator, Callable, Iterator
+from contextlib import AbstractAsyncContextManager, asynccontextmanager, contextmanager
 from typing import Any
 
 from tinycontext.app.callers import CallerCheck
@@ -13,20 +13,50 @@ from tinycontext.app.management import Management
 from tinycontext.config.allowed_hosts import allowed_hosts
 
 from .server import TinyContextMCP, create_mcp_server
-from .stdio import DRAIN_SECONDS, serve_stdio
+from .stdio import DRAIN_SECONDS, serve_front, serve_stdio
+from .stdio_front import StdioFront
 
 log = logging.getLogger("tinycontext.mcp")
 MCP_PATH = "/mcp"
 
 
 def run_stdio(container: Any, management: Management | None = None,
-              drain_seconds: float = DRAIN_SECONDS) -> None:
+              drain_seconds: float = DRAIN_SECONDS, front: StdioFront | None = None) -> None:
     """Serve MCP on stdin/stdout until the client closes the pipe (stdout: JSON-RPC only);
-    requests still running then are answered before the process ends (mcp_stdio)."""
+    requests still running then are answered before the process ends (mcp_stdio).
+
+    With `front` (stdio_front.py: stdin and stdout already claimed, the handshake answered)
+    the server takes over its queue; SIGINT and SIGTERM then end the input as a closed stdin
+    does, and a second signal stops at once.
+    """
     import anyio
 
     server = create_mcp_server(container, management=management)
-    anyio.run(serve_stdio, server, drain_seconds)
+    if front is None:
+        anyio.run(serve_stdio, server, drain_seconds)
+        return
+    with stop_signals_end(front):
+        anyio.run(serve_front, server, front, drain_seconds)
+
+
+@contextmanager
+def stop_signals_end(front: StdioFront) -> Iterator[None]:
+    """SIGINT/SIGTERM end the client's input (answers in flight still go out), once."""
+    import signal
+
+    def stop(signum: int, frame: Any) -> None:
+        for name in ("SIGINT", "SIGTERM"):  # a second signal: the default, at once
+            signal.signal(getattr(signal, name), signal.default_int_handler)
+        log.info("stopping on %s", signal.Signals(signum).name)
+        front.end_input()
+
+    previous = {s: signal.signal(s, stop) for s in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield
+    finally:
+        front.end_input()  # a worker thread may still wait for input: end it
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
 
 
 def http_app(

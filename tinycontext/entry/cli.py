@@ -137,6 +137,9 @@ def _address(args: argparse.Namespace, default_port: int) -> tuple[str, int]:
     return bind_address(args.host, args.port, read_variables(), DEFAULT_HOST, default_port)
 
 
+# How long the stdio server may leave loading to answer the handshake first (a client that
+# connects and waits gets the model loaded after this).
+HANDSHAKE_HEAD_START = 1.0
 STDIO_HINT = (
     "tinycontext: this is the MCP server on stdio, waiting for an MCP client to talk to it on "
     "stdin (nothing to type here; Ctrl+C quits). Add it to your agent's MCP settings as "
@@ -153,14 +156,24 @@ def _stdin_is_terminal() -> bool:
 
 
 def cmd_mcp(args: argparse.Namespace) -> int:
-    if (code := _needs("mcp", "mcp")) is not None:
+    from importlib.util import find_spec
+
+    if find_spec("mcp") is None and (code := _needs("mcp", "mcp")) is not None:
         return code
     if _stdin_is_terminal():  # started by hand, not by a client: say why nothing happens
         print(STDIO_HINT, file=sys.stderr, flush=True)
-    from tinycontext.adapters.mcp.transports import run_stdio
-    from tinycontext.entry.bootstrap import serve
+    from tinycontext.adapters.mcp.stdio_front import ClaimedStdio
 
-    return serve("stdio", lambda s: run_stdio(s.source, s.management))
+    # The handshake is answered from here on; the settings, SDK, store and model load after.
+    with ClaimedStdio() as front:
+        front.wait_for_handshake(HANDSHAKE_HEAD_START)
+        _setup_logging()
+        if (code := _needs("mcp", "mcp")) is not None:
+            return code
+        from tinycontext.adapters.mcp.transports import run_stdio
+        from tinycontext.entry.bootstrap import serve
+
+        return serve("stdio", lambda s: run_stdio(s.source, s.management, front=front))
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
@@ -275,19 +288,27 @@ COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
 }
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    if (code := fast_hook(sys.argv[1:] if argv is None else argv)) is not None:
-        return code  # once per prompt: no parser, no settings layer, no model
-    args = _parser().parse_args(argv)
-    if args.command == "context":  # like a hook: the memory service answers
-        return COMMANDS[args.command](args)
+def _setup_logging() -> None:
     from tinycontext.entry.bootstrap import read_variables, setup_logging
 
     setup_logging(read_variables())
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    arguments = sys.argv[1:] if argv is None else list(argv)
+    if (code := fast_hook(arguments)) is not None:
+        return code  # once per prompt: no parser, no settings layer, no model
+    # The bare command is the stdio server, whose client is waiting: no parser to build.
+    args = argparse.Namespace(command=None) if not arguments else _parser().parse_args(arguments)
+    if args.command == "context":  # like a hook: the memory service answers
+        return COMMANDS[args.command](args)
+    command = args.command or "mcp"
+    if command != "mcp":  # the stdio server sets it up once the handshake is answered
+        _setup_logging()
     from tinycontext.domain.errors import TinyContextError
 
     try:
-        return COMMANDS[args.command or "mcp"](args)
+        return COMMANDS[command](args)
     except TinyContextError as exc:  # configuration errors name the bad key
         print(f"tinycontext: {exc.message}", file=sys.stderr)
         return 2
