@@ -43,3 +43,30 @@ def test_requests_written_before_stdin_closes_are_all_answered(tmp_path: Path) -
     assert not answers[3]["result"]["isError"]
     exported = run_cli(tmp_path, "export", "--no-embeddings")
     assert len(exported.stdout.splitlines()) == 150  # and the save is really stored
+
+
+def test_a_client_closing_both_pipes_mid_request_is_an_ordinary_end(tmp_path: Path) -> None:
+    process = subprocess.Popen(tinycontext_command(), env=cli_env(tmp_path), text=True,
+                               stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE)
+    assert process.stdin is not None and process.stdout is not None
+    process.stdin.write(_rpc(1, "initialize", {"protocolVersion": "2025-06-18",
+                                               "capabilities": {},
+                                               "clientInfo": {"name": "gone", "version": "0"}}))
+    process.stdin.flush()
+    assert json.loads(process.stdout.readline())["id"] == 1
+    memories = [{"content": f"Invoice {i} of the ledger migration was paid on day {i}."}
+                for i in range(40)]
+    process.stdin.write(_rpc(None, "notifications/initialized", {})
+                        + _rpc(2, "tools/call", {"name": "save_memories",
+                                                 "arguments": {"memories": memories}}))
+    process.stdin.flush()
+    # The client goes while the save runs (the model is still loading): both pipes closed.
+    process.stdin.close()
+    process.stdout.close()
+    assert process.wait(timeout=180) == 0
+    assert process.stderr is not None
+    stderr = process.stderr.read()
+    assert len(stderr.splitlines()) <= 1, stderr
+    exported = run_cli(tmp_path, "export", "--no-embeddings")
+    assert len(exported.stdout.splitlines()) == 40  # the save it asked for is stored
