@@ -27,7 +27,7 @@ def test_the_recorded_answers_are_the_sdks() -> None:
 
 
 def test_the_front_imports_only_the_standard_library() -> None:
-    code = ("import json, sys; import tinycontext.adapters.mcp.stdio_front, tinycontext.cli; "
+    code = ("import json, sys; import tinycontext.adapters.mcp.stdio_front, tinycontext.entry.cli; "
             "print(json.dumps(sorted({m.split('.')[0] for m in sys.modules})))")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           check=True)
