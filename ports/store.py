@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 from tinycontext.domain.listing import ListQuery
 from tinycontext.domain.memory import Memory
@@ -56,21 +56,34 @@ class Page:
 
 
 @runtime_checkable
-class Store(Protocol):
-    """Every read of ranked or scoped data is bounded: no method returns the whole store.
-
-    Ties are broken by newer first, then id. Dense search only sees vectors made by
-    `model_key`. Nineteen methods, but one cohesive job: splitting them would only scatter
-    the transactions that must stay atomic (supersede, delete with chain repair).
-    """
+class MemoryLog(Protocol):
+    """Writing the log: inserts, supersedes, deletes and recall counts, each atomic."""
 
     def add(self, items: Sequence[NewMemory]) -> None:
         """Insert memories atomically (all or none); records their session as used."""
         ...
 
-    def find(self, key: str, is_ref: bool) -> list[Memory]:
-        """Memories whose id equals `key`, or whose ref equals it (several on a ref clash)."""
+    def supersede(self, old_id: str, new: NewMemory, at: str) -> None:
+        """Insert `new` and mark `old_id` superseded by it, atomically."""
         ...
+
+    def delete(self, memory_id: str, predecessor_id: str | None, successor_id: str | None) -> None:
+        """Remove a memory for good; re-point `predecessor_id` at `successor_id` (None = live).
+
+        Memories that had it as context lose that context: their keyword context is cleared
+        and their vector dropped, so nothing of the deleted text stays (the re-embedder
+        makes their vector again without it)."""
+        ...
+
+    def mark_recalled(self, memory_ids: Sequence[str], at: str) -> None:
+        """recall_count += 1 and last_recalled_at = at for each id."""
+        ...
+
+
+@runtime_checkable
+class Retrieval(Protocol):
+    """What recall and save's duplicate check read, bounded; ties newer first, then id;
+    dense search only sees vectors made by `model_key`."""
 
     def keyword_search(
         self, groups: Sequence[Sequence[str]], scope: Scope, limit: int
@@ -88,25 +101,6 @@ class Store(Protocol):
         means no scale: recall then weighs them against the best match, as before."""
         return 0.0
 
-    def similarities(
-        self, vector: Vector, model_key: str, memory_ids: Sequence[str]
-    ) -> dict[str, float]:
-        """Cosine of `vector` with each given memory's vector made by `model_key` (memories
-        without one are left out): the dense score of keyword candidates the pool missed."""
-        ...
-
-    def latest(self, scope: Scope) -> Memory | None:
-        """The newest live memory in scope (`exact` scopes: None means no session)."""
-        ...
-
-    def contexts(self, memory_ids: Sequence[str]) -> dict[str, tuple[str, str]]:
-        """Each given memory's save-time context memory, where it has one: (its id, content)."""
-        ...
-
-    def token_bits(self, memory_ids: Sequence[str]) -> dict[str, tuple[bytes, bytes | None]]:
-        """For each given memory that has token bits: its own and its context memory's."""
-        ...
-
     def nearest(self, vector: Vector, model_key: str, scope: Scope, limit: int) -> list[Scored]:
         """Live memories in scope by cosine similarity to `vector`, closest first."""
         ...
@@ -117,6 +111,34 @@ class Store(Protocol):
         """`nearest` for each vector, in one call (a save's near-duplicate lookups). This
         default asks `nearest` once a vector; a store that can share work overrides it."""
         return [self.nearest(v, model_key, scope, limit) for v in vectors]
+
+    def similarities(
+        self, vector: Vector, model_key: str, memory_ids: Sequence[str]
+    ) -> dict[str, float]:
+        """Cosine of `vector` with each given memory's vector made by `model_key` (memories
+        without one are left out): the dense score of keyword candidates the pool missed."""
+        ...
+
+    def contexts(self, memory_ids: Sequence[str]) -> dict[str, tuple[str, str]]:
+        """Each given memory's save-time context memory, where it has one: (its id, content)."""
+        ...
+
+    def token_bits(self, memory_ids: Sequence[str]) -> dict[str, tuple[bytes, bytes | None]]:
+        """For each given memory that has token bits: its own and its context memory's."""
+        ...
+
+    def latest(self, scope: Scope) -> Memory | None:
+        """The newest live memory in scope (`exact` scopes: None means no session)."""
+        ...
+
+
+@runtime_checkable
+class Browsing(Protocol):
+    """Reading memories as they are: by id or ref, a page of a list, sessions, export pages."""
+
+    def find(self, key: str, is_ref: bool) -> list[Memory]:
+        """Memories whose id equals `key`, or whose ref equals it (several on a ref clash)."""
+        ...
 
     def browse(self, query: ListQuery) -> Page:
         """A page of live memories for list_memories; with search, all groups must match and
@@ -132,21 +154,17 @@ class Store(Protocol):
         default, [], means the store cannot tell cheaply: the web UI then leaves them out."""
         return []
 
-    def mark_recalled(self, memory_ids: Sequence[str], at: str) -> None:
-        """recall_count += 1 and last_recalled_at = at for each id."""
+    def export_page(
+        self, after: int, limit: int, session_id: str | None
+    ) -> list[tuple[int, Memory, Vector | None]]:
+        """Every memory (superseded too) after cursor `after` in insertion order, with its
+        vector and its own cursor value; start with 0. For streaming export."""
         ...
 
-    def supersede(self, old_id: str, new: NewMemory, at: str) -> None:
-        """Insert `new` and mark `old_id` superseded by it, atomically."""
-        ...
 
-    def delete(self, memory_id: str, predecessor_id: str | None, successor_id: str | None) -> None:
-        """Remove a memory for good; re-point `predecessor_id` at `successor_id` (None = live).
-
-        Memories that had it as context lose that context: their keyword context is cleared
-        and their vector dropped, so nothing of the deleted text stays (the re-embedder
-        makes their vector again without it)."""
-        ...
+@runtime_checkable
+class EmbeddingUpkeep(Protocol):
+    """Re-embedding and index upkeep, a bounded step at a time (the background re-embedder)."""
 
     def pending_embeddings(self, model_key: str, limit: int) -> list[Memory]:
         """Memories whose vector is missing or was made by another model (any lifecycle)."""
@@ -164,16 +182,28 @@ class Store(Protocol):
         ignored)."""
         ...
 
-    def export_page(
-        self, after: int, limit: int, session_id: str | None
-    ) -> list[tuple[int, Memory, Vector | None]]:
-        """Every memory (superseded too) after cursor `after` in insertion order, with its
-        vector and its own cursor value; start with 0. For streaming export."""
-        ...
-
     def maintain_index(self, model_key: str) -> bool:
         """One bounded step of background index upkeep; True while more remains."""
         ...
+
+
+@runtime_checkable
+class Diagnostics(Protocol):
+    """Facts about the store for `doctor` and tests (driver, versions, sizes): no content."""
+
+    def diagnostics(self) -> dict[str, Any]:
+        """Named facts; which ones depends on the store."""
+        ...
+
+
+@runtime_checkable
+class Store(MemoryLog, Retrieval, Browsing, EmbeddingUpkeep, Diagnostics, Protocol):
+    """Every role at once, what the composition builds and the application core holds.
+
+    Every read of ranked or scoped data is bounded: no method returns the whole store. The
+    roles stay one store because some transactions span them (supersede, delete with chain
+    repair write the log and the indexes retrieval reads).
+    """
 
     def close(self) -> None:
         """Release connections and files; the store may be reopened by using it again."""

@@ -191,9 +191,63 @@ def test_servers_configure_from_otel_variables(tmp_path: Path) -> None:
 def test_traced_ports_cover_every_port_method() -> None:
     from tinycontext.ports.embedder import Embedder
     from tinycontext.ports.store import Store
-    from tinycontext.telemetry.traced_ports import TracedEmbedder, TracedStore
+    from tinycontext.telemetry.traced_ports import TracedEmbedder, port_methods, traced_store
+    from tinycontext.testing import InMemoryStore
 
-    for wrapper, port in ((TracedStore, Store), (TracedEmbedder, Embedder)):
-        methods = {n for n in vars(port) if not n.startswith("_")}
-        missing = {n for n in methods if n not in vars(wrapper)}
-        assert not missing, f"{wrapper.__name__} does not forward {missing}"
+    methods = {n for n in vars(Embedder) if not n.startswith("_")}
+    missing = {n for n in methods if n not in vars(TracedEmbedder)}
+    assert not missing, f"TracedEmbedder does not forward {missing}"
+    # The store proxy traces every method of every role of the port (closing is not traced).
+    inner = InMemoryStore()
+    store = traced_store(inner)
+    assert isinstance(store, Store)
+    assert len(port_methods(Store)) >= 22
+    for name in port_methods(Store) - {"close"}:
+        assert getattr(store, name) != getattr(inner, name), name
+    assert store.close == inner.close
+
+
+STORE_SPANS = """
+import json
+from opentelemetry import trace
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+spans = InMemorySpanExporter()
+provider = TracerProvider()
+provider.add_span_processor(SimpleSpanProcessor(spans))
+trace.set_tracer_provider(provider)
+
+from tests.contract.store_support import KEY, listing, mem, new
+from tinycontext.ports.store import Scope
+from tinycontext.telemetry.traced_ports import traced_store
+from tinycontext.testing import InMemoryStore
+
+store = traced_store(InMemoryStore())
+added = new(mem(1, "alpha"))
+store.add([added])
+store.keyword_search([["alpha"]], Scope("episodic"), limit=5)
+store.nearest_many([added.vector, added.vector], KEY, Scope("episodic"), 3)
+store.find(added.memory.id, is_ref=False)
+store.browse(listing())
+store.close()
+print(json.dumps([[s.name, dict(s.attributes)] for s in spans.get_finished_spans()]))
+"""
+
+
+def test_the_store_proxy_records_sizes_and_limits_never_values() -> None:
+    done = subprocess.run([sys.executable, "-c", STORE_SPANS], capture_output=True, text=True,
+                          cwd=ROOT, timeout=120)
+    assert done.returncode == 0, done.stderr
+    op = "gen_ai.operation.name"
+    assert json.loads(done.stdout) == [
+        ["tinycontext.store.add", {op: "store.add", "tinycontext.store.item_count": 1}],
+        ["tinycontext.store.keyword_search",
+         {op: "store.keyword_search", "tinycontext.store.limit": 5,
+          "tinycontext.store.result_count": 1}],
+        ["tinycontext.store.nearest_many",
+         {op: "store.nearest_many", "tinycontext.store.item_count": 2,
+          "tinycontext.store.limit": 3, "tinycontext.store.result_count": 2}],
+        ["tinycontext.store.find", {op: "store.find", "tinycontext.store.result_count": 1}],
+        ["tinycontext.store.browse", {op: "store.browse", "tinycontext.store.result_count": 1}],
+    ]

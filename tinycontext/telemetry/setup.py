@@ -57,10 +57,10 @@ def instrumented_service(**kwargs: Any) -> MemoryService:
     """The container's service factory: a plain MemoryService, traced when telemetry is on."""
     if not enabled():
         return MemoryService(**kwargs)
-    from tinycontext.telemetry.traced_ports import TracedEmbedder, TracedStore
+    from tinycontext.telemetry.traced_ports import TracedEmbedder, traced_store
     from tinycontext.telemetry.traced_service import TracedMemoryService
 
-    kwargs["store"] = TracedStore(kwargs["store"])
+    kwargs["store"] = traced_store(kwargs["store"])
     kwargs["embedder"] = TracedEmbedder(kwargs["embedder"])
     return TracedMemoryService(**kwargs)
 

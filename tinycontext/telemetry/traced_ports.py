@@ -7,19 +7,18 @@ telemetry_wrappers.py.
 
 from __future__ import annotations
 
+import inspect
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, Protocol, cast
 
 from opentelemetry import metrics, trace
 from opentelemetry.trace import Span, Status, StatusCode
 
 from tinycontext.domain.errors import TinyContextError
-from tinycontext.domain.listing import ListQuery
-from tinycontext.domain.memory import Memory
 from tinycontext.ports.embedder import Embedder, Vector
-from tinycontext.ports.store import NewMemory, Page, Scope, Scored, Store
+from tinycontext.ports.store import Page, Store
 from tinycontext.ports.token_embedder import TokenEmbedder, TokenRows
 from tinycontext.version import __version__
 
@@ -79,130 +78,81 @@ def instruments() -> _Instruments:
     return _instruments
 
 
-class TracedStore(Store):
-    """Every Store call as a span `tinycontext.store.<method>`."""
+# What a store call's span carries besides its name: how many items it was given (the
+# argument counted as ITEMS) and its limit, never the values themselves.
+STORE_SIZES: dict[str, tuple[str | None, str | None]] = {
+    "add": ("items", None),
+    "keyword_search": (None, "limit"),
+    "nearest": (None, "limit"),
+    "nearest_many": ("vectors", "limit"),
+    "similarities": ("memory_ids", None),
+    "contexts": ("memory_ids", None),
+    "token_bits": ("memory_ids", None),
+    "session_counts": (None, "limit"),
+    "mark_recalled": ("memory_ids", None),
+    "set_embeddings": ("vectors", None),
+}
+LIMIT = "tinycontext.store.limit"
 
-    def __init__(self, inner: Store) -> None:
+
+def port_methods(port: type) -> set[str]:
+    """The public methods a Protocol declares, its role protocols' included."""
+    return {name for klass in port.__mro__ if klass not in (object, Protocol)
+            for name, value in vars(klass).items()
+            if not name.startswith("_") and callable(value)}
+
+
+class Traced:
+    """A port's calls as spans `tinycontext.<prefix>.<method>`, one proxy for any port.
+
+    Every method the port declares is traced (but `untraced`); anything else the wrapped
+    object has (a store's `path`, ...) passes through as it is.
+    """
+
+    def __init__(self, inner: object, port: type, prefix: str,
+                 sizes: Mapping[str, tuple[str | None, str | None]],
+                 untraced: frozenset[str] = frozenset()) -> None:
         self.inner = inner
+        self._port = port
+        self._prefix = prefix
+        self._sizes = sizes
+        self._traced = port_methods(port) - untraced
 
-    def __getattr__(self, name: str) -> Any:  # diagnostics(), path, ... of the real store
-        return getattr(self.inner, name)
+    def __getattr__(self, name: str) -> Any:
+        method = getattr(self.inner, name)
+        if name not in self._traced:
+            return method
+        traced = self._wrap(name, method)
+        self.__dict__[name] = traced  # found directly from now on
+        return traced
 
-    def _run(self, method: str, call: Callable[[], Any], **attrs: Any) -> Any:
-        with instruments().span(f"store.{method}", {OPERATION: f"store.{method}", **attrs}) as s:
-            result = call()
-            if isinstance(result, Page):
-                s.set_attribute("tinycontext.store.result_count", len(result.memories))
-            elif isinstance(result, list):
-                s.set_attribute("tinycontext.store.result_count", len(result))
-            return result
+    def _wrap(self, name: str, method: Callable[..., Any]) -> Callable[..., Any]:
+        span_name = f"{self._prefix}.{name}"
+        counted, limited = self._sizes.get(name, (None, None))
+        signature = inspect.signature(getattr(self._port, name))
 
-    def add(self, items: Sequence[NewMemory]) -> None:
-        self._run("add", lambda: self.inner.add(items), **{ITEMS: len(items)})
+        def call(*args: Any, **kwargs: Any) -> Any:
+            attrs: dict[str, Any] = {OPERATION: span_name}
+            if counted or limited:
+                given = signature.bind(self.inner, *args, **kwargs).arguments
+                if counted:
+                    attrs[ITEMS] = len(given[counted])
+                if limited:
+                    attrs[LIMIT] = given[limited]
+            with instruments().span(span_name, attrs) as span:
+                result = method(*args, **kwargs)
+                if isinstance(result, Page):
+                    span.set_attribute("tinycontext.store.result_count", len(result.memories))
+                elif isinstance(result, list):
+                    span.set_attribute("tinycontext.store.result_count", len(result))
+                return result
 
-    def find(self, key: str, is_ref: bool) -> list[Memory]:
-        return self._run("find", lambda: self.inner.find(key, is_ref))  # type: ignore[no-any-return]
+        return call
 
-    def keyword_search(
-        self, groups: Sequence[Sequence[str]], scope: Scope, limit: int
-    ) -> list[Scored]:
-        return self._run(  # type: ignore[no-any-return]
-            "keyword_search", lambda: self.inner.keyword_search(groups, scope, limit),
-            **{"tinycontext.store.limit": limit},
-        )
 
-    def keyword_ideal(self, groups: Sequence[Sequence[str]]) -> float:
-        return self._run("keyword_ideal", lambda: self.inner.keyword_ideal(groups))  # type: ignore[no-any-return]
-
-    def nearest(self, vector: Vector, model_key: str, scope: Scope, limit: int) -> list[Scored]:
-        return self._run(  # type: ignore[no-any-return]
-            "nearest", lambda: self.inner.nearest(vector, model_key, scope, limit),
-            **{"tinycontext.store.limit": limit},
-        )
-
-    def nearest_many(
-        self, vectors: Sequence[Vector], model_key: str, scope: Scope, limit: int
-    ) -> list[list[Scored]]:
-        return self._run(  # type: ignore[no-any-return]
-            "nearest_many", lambda: self.inner.nearest_many(vectors, model_key, scope, limit),
-            **{ITEMS: len(vectors), "tinycontext.store.limit": limit},
-        )
-
-    def similarities(
-        self, vector: Vector, model_key: str, memory_ids: Sequence[str]
-    ) -> dict[str, float]:
-        return self._run(  # type: ignore[no-any-return]
-            "similarities", lambda: self.inner.similarities(vector, model_key, memory_ids),
-            **{ITEMS: len(memory_ids)},
-        )
-
-    def latest(self, scope: Scope) -> Memory | None:
-        return self._run("latest", lambda: self.inner.latest(scope))  # type: ignore[no-any-return]
-
-    def contexts(self, memory_ids: Sequence[str]) -> dict[str, tuple[str, str]]:
-        return self._run(  # type: ignore[no-any-return]
-            "contexts", lambda: self.inner.contexts(memory_ids), **{ITEMS: len(memory_ids)}
-        )
-
-    def token_bits(self, memory_ids: Sequence[str]) -> dict[str, tuple[bytes, bytes | None]]:
-        return self._run(  # type: ignore[no-any-return]
-            "token_bits", lambda: self.inner.token_bits(memory_ids), **{ITEMS: len(memory_ids)}
-        )
-
-    def browse(self, query: ListQuery) -> Page:
-        return self._run("browse", lambda: self.inner.browse(query))  # type: ignore[no-any-return]
-
-    def session_counts(self, limit: int) -> list[tuple[str, int]]:
-        return self._run(  # type: ignore[no-any-return]
-            "session_counts", lambda: self.inner.session_counts(limit),
-            **{"tinycontext.store.limit": limit},
-        )
-
-    def session_exists(self, session_id: str) -> bool:
-        return self._run("session_exists", lambda: self.inner.session_exists(session_id))  # type: ignore[no-any-return]
-
-    def mark_recalled(self, memory_ids: Sequence[str], at: str) -> None:
-        self._run("mark_recalled", lambda: self.inner.mark_recalled(memory_ids, at),
-                  **{ITEMS: len(memory_ids)})
-
-    def supersede(self, old_id: str, new: NewMemory, at: str) -> None:
-        self._run("supersede", lambda: self.inner.supersede(old_id, new, at))
-
-    def delete(self, memory_id: str, predecessor_id: str | None, successor_id: str | None) -> None:
-        self._run("delete", lambda: self.inner.delete(memory_id, predecessor_id, successor_id))
-
-    def pending_embeddings(self, model_key: str, limit: int) -> list[Memory]:
-        return self._run(  # type: ignore[no-any-return]
-            "pending_embeddings", lambda: self.inner.pending_embeddings(model_key, limit)
-        )
-
-    def count_pending_embeddings(self, model_key: str) -> int:
-        return self._run(  # type: ignore[no-any-return]
-            "count_pending_embeddings", lambda: self.inner.count_pending_embeddings(model_key)
-        )
-
-    def set_embeddings(
-        self, vectors: Sequence[tuple[str, Vector]], model_key: str,
-        tokens: Mapping[str, bytes] | None = None,
-    ) -> None:
-        self._run("set_embeddings",
-                  lambda: self.inner.set_embeddings(vectors, model_key, tokens),
-                  **{ITEMS: len(vectors)})
-
-    def maintain_index(self, model_key: str) -> bool:
-        return self._run(  # type: ignore[no-any-return]
-            "maintain_index", lambda: self.inner.maintain_index(model_key)
-        )
-
-    def export_page(
-        self, after: int, limit: int, session_id: str | None
-    ) -> list[tuple[int, Memory, Vector | None]]:
-        return self._run(  # type: ignore[no-any-return]
-            "export_page", lambda: self.inner.export_page(after, limit, session_id)
-        )
-
-    def close(self) -> None:
-        self.inner.close()
+def traced_store(store: Store) -> Store:
+    """Every Store call as a span `tinycontext.store.<method>` (closing is not traced)."""
+    return cast(Store, Traced(store, Store, "store", STORE_SIZES, frozenset({"close"})))
 
 
 class TracedEmbedder(TokenEmbedder):

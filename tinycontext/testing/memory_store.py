@@ -8,6 +8,7 @@ import math
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
+from typing import Any
 
 from tinycontext.domain.context import KEYWORD_CONTEXT_WEIGHT
 from tinycontext.domain.errors import MemoryAlreadySupersededError
@@ -286,6 +287,10 @@ class InMemoryStore(Store):
 
     def maintain_index(self, model_key: str) -> bool:
         return False  # a list scan needs no upkeep
+
+    def diagnostics(self) -> dict[str, Any]:
+        with self._lock:
+            return {"driver": "memory", "memories": len(self._rows)}
 
     def close(self) -> None:
         pass
