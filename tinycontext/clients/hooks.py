@@ -10,6 +10,7 @@ in place instead of added twice. Pure: text in, text out."""
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from typing import Any
 
 from tinycontext.clients import jsonedit, jsonmerge
@@ -17,6 +18,26 @@ from tinycontext.clients.jsontext import Node, parse, position
 
 EVENTS = ("SessionStart", "UserPromptSubmit")
 TIMEOUT_SECONDS = 10
+
+
+@dataclass(frozen=True)
+class HookSet:
+    """One client's hook settings: its events, the timeout in its own unit, whether its file
+    is JSONC, and fields each hook of ours carries besides type, command and timeout."""
+
+    title: str
+    events: tuple[str, ...]
+    timeout: int
+    comments: bool = False
+    extra: tuple[tuple[str, str], ...] = ()
+
+
+CLAUDE = HookSet("Claude Code", EVENTS, TIMEOUT_SECONDS)
+# Gemini CLI's hooks reference (docs/hooks/reference.md in google-gemini/gemini-cli): the same
+# `hooks` object of event -> matcher groups in its settings.json (JSONC), SessionStart and
+# BeforeAgent (its prompt event), `timeout` in milliseconds, an optional `name`.
+GEMINI = HookSet("Gemini CLI", ("SessionStart", "BeforeAgent"), TIMEOUT_SECONDS * 1000,
+                 comments=True, extra=(("name", "tinycontext"),))
 _OURS = re.compile(r"""(?:^|[\s/\\'"])tinycontext(?:\.exe)?['"]?\s+hook\s+(\w+)\s*$""")
 
 
@@ -25,9 +46,9 @@ def hook_command(launcher: str, event: str) -> str:
     return f"{launcher} hook {event}"
 
 
-def hook_entry(launcher: str, event: str) -> dict[str, Any]:
+def hook_entry(launcher: str, event: str, kind: HookSet = CLAUDE) -> dict[str, Any]:
     return {"type": "command", "command": hook_command(launcher, event),
-            "timeout": TIMEOUT_SECONDS}
+            "timeout": kind.timeout, **dict(kind.extra)}
 
 
 def ours(hook: Any, event: str) -> bool:
@@ -37,9 +58,10 @@ def ours(hook: Any, event: str) -> bool:
     return found is not None and found.group(1) == event
 
 
-def _our_hooks(text: str, event: str) -> tuple[Node | None, list[tuple[Node, Node, int]]]:
+def _our_hooks(text: str, event: str, comments: bool = False,
+               ) -> tuple[Node | None, list[tuple[Node, Node, int]]]:
     """The event's group array and each (group, group's hooks array, index) holding ours."""
-    root = parse(text) if text.strip() else None
+    root = parse(text, comments) if text.strip() else None
     if root is None or root.kind != "object":
         return None, []
     hooks = root.get("hooks")
@@ -55,21 +77,21 @@ def _our_hooks(text: str, event: str) -> tuple[Node | None, list[tuple[Node, Nod
     return array, found
 
 
-def installed(text: str) -> list[str]:
+def installed(text: str, kind: HookSet = CLAUDE) -> list[str]:
     """The events whose hook of ours is present."""
-    return [event for event in EVENTS if _our_hooks(text, event)[1]]
+    return [event for event in kind.events if _our_hooks(text, event, kind.comments)[1]]
 
 
-def _shape(text: str) -> None:
+def _shape(text: str, kind: HookSet = CLAUDE) -> None:
     """Refuse a `hooks` of the wrong type before touching it (named with its line)."""
-    jsonmerge.lookup(text, (), comments=False)
-    root = parse(text) if text.strip() else None
+    jsonmerge.lookup(text, (), comments=kind.comments)
+    root = parse(text, kind.comments) if text.strip() else None
     hooks = root.get("hooks") if root is not None else None
     if hooks is None:
         return
     if hooks.kind != "object":
         raise jsonmerge.ConfigShapeError('"hooks" should be an object', *_at(text, hooks))
-    for event in EVENTS:
+    for event in kind.events:
         array = hooks.get(event)
         if array is not None and array.kind != "array":
             raise jsonmerge.ConfigShapeError(f'"hooks"."{event}" should be a list',
@@ -80,22 +102,23 @@ def _at(text: str, node: Node) -> tuple[int, int]:
     return position(text, node.start)
 
 
-def install(text: str, launcher: str) -> str:
+def install(text: str, launcher: str, kind: HookSet = CLAUDE) -> str:
     """Text with exactly one hook of ours per event, the user's hooks untouched."""
-    _shape(text)
-    for event in EVENTS:
-        wanted = hook_entry(launcher, event)
-        array, found = _our_hooks(text, event)
+    _shape(text, kind)
+    for event in kind.events:
+        wanted = hook_entry(launcher, event, kind)
+        array, found = _our_hooks(text, event, kind.comments)
         if not found:
             group = {"hooks": [wanted]}
             if array is None:
-                text = jsonmerge.set_value(text, ("hooks", event), [group], comments=False)
+                text = jsonmerge.set_value(text, ("hooks", event), [group],
+                                           comments=kind.comments)
             else:
                 text = jsonedit.insert(text, array, jsonedit.item_text(text, array, group))
             continue
         for _ in found[1:]:  # duplicates of ours (e.g. copied by hand) collapse into one
-            text = _remove_one(text, event, keep_first=True)
-        _, found = _our_hooks(text, event)
+            text = _remove_one(text, event, keep_first=True, comments=kind.comments)
+        _, found = _our_hooks(text, event, kind.comments)
         _, inner, index = found[0]
         node = inner.items[index]
         merged = {**node.plain(), **wanted}
@@ -104,8 +127,8 @@ def install(text: str, launcher: str) -> str:
     return text
 
 
-def _remove_one(text: str, event: str, keep_first: bool = False) -> str:
-    array, found = _our_hooks(text, event)
+def _remove_one(text: str, event: str, keep_first: bool = False, comments: bool = False) -> str:
+    array, found = _our_hooks(text, event, comments)
     if array is None or len(found) <= (1 if keep_first else 0):
         return text
     group, inner, index = found[-1]
@@ -115,15 +138,15 @@ def _remove_one(text: str, event: str, keep_first: bool = False) -> str:
     if keys != ["hooks"] and set(keys) - {"hooks", "matcher"}:
         return jsonedit.remove(text, inner, index)  # a group with more in it keeps its shape
     text = jsonedit.remove(text, array, array.items.index(group))
-    if not parse(text).get("hooks").get(event).items:  # type: ignore[union-attr]
-        text = jsonmerge.delete(text, ("hooks", event), comments=False, prune=1)
+    if not parse(text, comments).get("hooks").get(event).items:  # type: ignore[union-attr]
+        text = jsonmerge.delete(text, ("hooks", event), comments=comments, prune=1)
     return text
 
 
-def uninstall(text: str) -> str:
+def uninstall(text: str, kind: HookSet = CLAUDE) -> str:
     """Text without any hook of ours; groups and events left empty by that go too."""
-    _shape(text)
-    for event in EVENTS:
-        while _our_hooks(text, event)[1]:
-            text = _remove_one(text, event)
+    _shape(text, kind)
+    for event in kind.events:
+        while _our_hooks(text, event, kind.comments)[1]:
+            text = _remove_one(text, event, comments=kind.comments)
     return text

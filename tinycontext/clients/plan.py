@@ -81,21 +81,44 @@ def server_change(client: Client, path: Path, text: str | None, server: Server,
     return FileChange(path, text, new, what, "added" if existing is None else "updated")
 
 
-def hooks_change(path: Path, text: str | None, launcher: str, remove: bool) -> FileChange:
-    what = "Claude Code hooks " + " and ".join(hooks.EVENTS)
+# Clients whose hooks live in the same file as their MCP servers (one change for both).
+SAME_FILE_HOOKS = {"gemini": hooks.GEMINI}
+
+
+def hooks_change(path: Path, text: str | None, launcher: str, remove: bool,
+                 kind: hooks.HookSet = hooks.CLAUDE) -> FileChange:
+    what = f"{kind.title} hooks " + " and ".join(kind.events)
     if not remove:
         what += f" ({hooks.hook_command(launcher, '<Event>')})"
-    before = hooks.installed(text) if text else []
+    before = hooks.installed(text, kind) if text else []
     if remove:
         if not before or text is None:
             return FileChange(path, text, text, what, "absent")
-        new = hooks.uninstall(text)
-        return FileChange(path, text, None if jsonmerge.is_empty_document(new, False) else new,
-                          what, "removed")
-    new = hooks.install(text or "", launcher)
+        new = hooks.uninstall(text, kind)
+        empty = jsonmerge.is_empty_document(new, kind.comments)
+        return FileChange(path, text, None if empty else new, what, "removed")
+    new = hooks.install(text or "", launcher, kind)
     if text is not None and new == text:
         return FileChange(path, text, text, what, "unchanged")
     return FileChange(path, text, new, what, "updated" if before else "added")
+
+
+def _with_hooks(client: Client, path: Path, text: str | None, server: Server, launcher: str,
+                remove: bool, kind: hooks.HookSet) -> FileChange:
+    """The server entry and the hooks of a client that keeps both in one file."""
+    if remove:
+        first = hooks_change(path, text, launcher, True, kind)
+        rest = text if first.status == "absent" else first.new
+        second = server_change(client, path, rest, server, True)
+        new = second.new if second.status == "removed" else rest
+        gone = "removed" in (first.status, second.status)
+        return FileChange(path, text, new, f"{second.what} and {first.what}",
+                          "removed" if gone else "absent")
+    first = server_change(client, path, text, server, False)
+    second = hooks_change(path, first.new, launcher, False, kind)
+    status = "unchanged" if second.new == text else (
+        "added" if first.status == "added" else "updated")
+    return FileChange(path, text, second.new, f"{first.what} and {second.what}", status)
 
 
 def _newlines(change: FileChange, original: str | None) -> FileChange:
@@ -117,7 +140,10 @@ def plan(client: Client, scope: str, place: Place, texts: dict[Path, str | None]
         original = texts.get(path)
         text = None if original is None else original.replace("\r\n", "\n")
         try:
-            if path == paths[0]:
+            kind = SAME_FILE_HOOKS.get(client.name) if with_hooks else None
+            if path == paths[0] and kind is not None:
+                change = _with_hooks(client, path, text, server, launcher, remove, kind)
+            elif path == paths[0]:
                 change = server_change(client, path, text, server, remove)
             else:
                 change = hooks_change(path, text, launcher, remove)

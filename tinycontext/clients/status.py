@@ -51,13 +51,17 @@ def one(client: Client, scope: str, place: Place, read: Callable[[Path], str | N
         exists: Callable[[Path], bool]) -> State:
     path = client.paths[scope](place)
     hooks_path = claude_settings(scope, place) if client.name == "claude-code" else None
+    kind = hooks.CLAUDE
+    if client.name == "gemini":  # its hooks live beside its servers, in the same file
+        hooks_path, kind = path, hooks.GEMINI
     found: tuple[str, ...] = ()
     if hooks_path is not None:
         try:
             text = read(hooks_path)
-            found = tuple(hooks.installed(text)) if text else ()
+            found = tuple(hooks.installed(text, kind)) if text else ()
         except (ConfigSyntaxError, OSError):
-            found = ("unreadable",)
+            # The servers' own file (Gemini CLI): its state already says it is unreadable.
+            found = ("unreadable",) if hooks_path != path else ()
     try:
         text = read(path)
         if text is None:

@@ -23,7 +23,8 @@ HELP = (
     "to the client's own config file (merged beside your other servers, a backup of the "
     "previous file kept next to it, nothing done when already configured). For Claude Code it "
     "also installs the SessionStart and UserPromptSubmit hooks that bring relevant memories "
-    "into the prompt without a tool call. See docs/clients.md."
+    "into the prompt without a tool call (Gemini CLI: SessionStart and BeforeAgent, in the "
+    "same settings.json). See docs/clients.md."
 )
 EPILOG = (
     "Clients (scopes): claude-code (user, project), claude-desktop (user), cursor (user, "
@@ -59,7 +60,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--list", action="store_true",
                         help="show which clients are configured, and in which files")
     parser.add_argument("--no-hooks", action="store_true",
-                        help="Claude Code: add the MCP server only, not the recall hooks")
+                        help="Claude Code, Gemini CLI: add the MCP server only, not the recall "
+                        "hooks")
 
 
 def launcher() -> list[str]:
