@@ -130,3 +130,17 @@ def test_gemini_cli_events(env: dict[str, str]) -> None:
     done = run(env, "hook", "BeforeAgent", stdin=json.dumps(event))
     out = json.loads(done.stdout)["hookSpecificOutput"]
     assert out["hookEventName"] == "BeforeAgent" and "02:00 UTC" in out["additionalContext"]
+
+
+def test_several_agents_at_once_share_one_service(env: dict[str, str]) -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
+    prompt(env, "Remember that the billing invoices are archived after 90 days.")
+    question = "how long until billing invoices are archived?"
+    with ThreadPoolExecutor(6) as pool:
+        answers = list(pool.map(lambda i: prompt(env, question, session=f"parallel-{i}"),
+                                range(6)))
+    assert all("90 days" in a for a in answers)
+    status = run(env, "service", "status")
+    assert status.returncode == 0 and status.stdout.count("pid") == 1
+    assert "timeout" not in hooks_log(env)
