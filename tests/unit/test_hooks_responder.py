@@ -120,3 +120,17 @@ def test_seen_sessions_persist_and_stay_bounded(tmp_path: Path) -> None:
     assert SeenSessions(tmp_path / "seen.json").of("agent-1") == {"aaa", "bbb"}
     (tmp_path / "seen.json").write_text("not json")
     assert SeenSessions(tmp_path / "seen.json").of("agent-1") == set()
+
+
+def test_a_capture_the_store_refuses_still_recalls(make: Any, monkeypatch: Any) -> None:
+    from tinycontext.domain.errors import StoreReadOnlyError
+
+    r = responder(make, hook_relevance_floor=0.3, save_context_minutes=0)
+    r.service.save([{"content": FACT}])
+
+    def refuse(*args: Any, **kwargs: Any) -> Any:
+        raise StoreReadOnlyError("read-only")
+
+    monkeypatch.setattr(r.service, "save", refuse)
+    reply = ask(r, "Remember that the billing staging database port is important.")
+    assert reply["ok"] and "port 5433" in reply["context"] and "Saved" not in reply["context"]

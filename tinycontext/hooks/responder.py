@@ -160,7 +160,11 @@ class StoreResponder(Responder):
         refs: list[str] = []
         for capture in explicit_captures(prompt):
             session = project if capture.kind == EPISODIC else None
-            saved = self.service.save([MemoryInput(capture.content, capture.kind)], session)
+            try:
+                saved = self.service.save([MemoryInput(capture.content, capture.kind)], session)
+            except TinyContextError as exc:  # a refused save must not cost the prompt its recall
+                log.warning("capture not saved: %s", exc.code)
+                continue
             refs += [item.ref for item in saved.saved]
             refs += [skip.duplicate_of for skip in saved.skipped_duplicates]
         if refs:
