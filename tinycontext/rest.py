@@ -18,10 +18,12 @@ if TYPE_CHECKING:
 
     from tinycontext.adapters.hosting.tenancy import Access
     from tinycontext.app.management import Management
+    from tinycontext.app.service_source import Source
+    from tinycontext.entry.container import Container
 
 
 def create_app(
-    container: Any,
+    source: Source | Container,
     *,
     mcp: bool = False,
     hosts: list[str] | None = None,
@@ -32,7 +34,7 @@ def create_app(
     ui_token: str | None = None,
     ui: bool = False,
 ) -> FastAPI:
-    """The REST app over a container (or a MemoryService, or hosted mode's TenantStores).
+    """The REST app over a container (or the process's Services, or one MemoryService).
 
     `mcp=True` also serves Streamable HTTP MCP at /mcp from the same process and service;
     `hosts` turns on the Host-header check (see tinycontext.config.allowed_hosts);
@@ -44,22 +46,24 @@ def create_app(
     hosted mode, else signed in with `ui_token` (the link `tinycontext rest --ui` prints).
     """
     from tinycontext.adapters.rest.api import build_app
+    from tinycontext.entry.container import Container, container_services
 
+    services = container_services(source) if isinstance(source, Container) else source
     mounted = None
     if mcp:
         from tinycontext.adapters.mcp.server import create_mcp_server
         from tinycontext.adapters.mcp.transports import mountable
 
-        server = create_mcp_server(container, warm=False, access=access, management=management)
+        server = create_mcp_server(services, warm=False, access=access, management=management)
         mounted = mountable(server, hosts)
-    app = build_app(container, hosts=hosts, on_shutdown=on_shutdown, warm=warm, access=access,
+    app = build_app(services, hosts=hosts, on_shutdown=on_shutdown, warm=warm, access=access,
                     mounted=mounted)
     if not ui:
         return app
     from tinycontext.adapters.web.security import new_token
     from tinycontext.entry.web_ui import mount_ui, ui_app
 
-    pages = ui_app(container, hosts=hosts, access=access, token=ui_token or new_token())
+    pages = ui_app(services, hosts=hosts, access=access, token=ui_token or new_token())
     return mount_ui(app, pages)  # type: ignore[no-any-return]
 
 

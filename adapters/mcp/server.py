@@ -24,7 +24,7 @@ from tinycontext.app.management import Management
 from tinycontext.app.rendering import PROMPT_FRAMING
 from tinycontext.app.request_scope import request_scope
 from tinycontext.app.results import Result
-from tinycontext.app.service_source import service_source, warm_up
+from tinycontext.app.service_source import Source, service_source, warm_up
 from tinycontext.app.unexpected import log_unexpected
 from tinycontext.domain.errors import InvalidRequestError, TinyContextError, UnauthorizedError
 
@@ -150,13 +150,13 @@ def identity_middleware(access: CallerCheck) -> Callable[..., Any]:
 
 
 def create_mcp_server(
-    source: Any,
+    source: Source,
     *,
     warm: bool = True,
     access: CallerCheck | None = None,
     management: Management | None = None,
 ) -> TinyContextMCP:
-    """The MCP server for a container, service or RoutedServices.
+    """The MCP server over the process's Services (or one MemoryService).
 
     `warm` loads the model in the background; `access` says how callers are identified
     (hosted proxy trust, management token); `management` adds the management resources.

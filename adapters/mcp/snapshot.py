@@ -12,15 +12,22 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .stdio_front import SNAPSHOT_FILE
+
+if TYPE_CHECKING:
+    from tinycontext.app.service import MemoryService
 
 
 def _client_hello(version: str) -> dict[str, Any]:
     return {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
         "protocolVersion": version, "capabilities": {},
         "clientInfo": {"name": "snapshot", "version": "0"}}}
+
+
+def _no_service() -> MemoryService:
+    raise RuntimeError("listing the tools needs no service")
 
 
 def _answers(version: str) -> dict[str, Any]:
@@ -33,7 +40,7 @@ def _answers(version: str) -> dict[str, Any]:
     from .server import create_mcp_server
     from .stdio import serve_draining
 
-    server = create_mcp_server(lambda: None, warm=False)  # the tools do not depend on a store
+    server = create_mcp_server(_no_service, warm=False)  # the tools do not depend on a store
     messages = [_client_hello(version),
                 {"jsonrpc": "2.0", "method": "notifications/initialized"},
                 {"jsonrpc": "2.0", "id": 2, "method": "tools/list"}]

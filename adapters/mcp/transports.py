@@ -10,6 +10,7 @@ from typing import Any
 
 from tinycontext.app.callers import CallerCheck
 from tinycontext.app.management import Management
+from tinycontext.app.service_source import Source
 from tinycontext.config.allowed_hosts import allowed_hosts
 
 from .server import TinyContextMCP, create_mcp_server
@@ -20,7 +21,7 @@ log = logging.getLogger("tinycontext.mcp")
 MCP_PATH = "/mcp"
 
 
-def run_stdio(container: Any, management: Management | None = None,
+def run_stdio(source: Source, management: Management | None = None,
               drain_seconds: float = DRAIN_SECONDS, front: StdioFront | None = None) -> None:
     """Serve MCP on stdin/stdout until the client closes the pipe (stdout: JSON-RPC only);
     requests still running then are answered before the process ends (mcp_stdio).
@@ -31,7 +32,7 @@ def run_stdio(container: Any, management: Management | None = None,
     """
     import anyio
 
-    server = create_mcp_server(container, management=management)
+    server = create_mcp_server(source, management=management)
     if front is None:
         anyio.run(serve_stdio, server, drain_seconds)
         return
@@ -60,7 +61,7 @@ def stop_signals_end(front: StdioFront) -> Iterator[None]:
 
 
 def http_app(
-    container: Any,
+    source: Source,
     host: str = "127.0.0.1",
     *,
     hosts: list[str] | None | str = "auto",
@@ -78,14 +79,14 @@ def http_app(
     `hosts` lists accepted Host names (DNS-rebinding protection); "auto" = loopback names,
     the bound address and TINYCONTEXT_ALLOWED_HOSTS; None switches the check off.
     With a hosted `access` every request but /health must be proven by the proxy
-    (401 otherwise), and `container` is normally the per-user TenantStores.
+    (401 otherwise), and `source` is normally the per-user TenantStores.
     """
     from starlette.requests import Request
     from starlette.responses import JSONResponse
 
     from tinycontext.version import __version__
 
-    server = create_mcp_server(container, access=access, management=management)
+    server = create_mcp_server(source, access=access, management=management)
     accepted = allowed_hosts(host) if hosts == "auto" else hosts
 
     async def health(request: Request) -> JSONResponse:

@@ -18,7 +18,7 @@ from fastapi.responses import JSONResponse
 from tinycontext.app.callers import CallerCheck
 from tinycontext.app.rendering import PLAIN
 from tinycontext.app.service import MemoryService
-from tinycontext.app.service_source import close_source, service_source, warm_up
+from tinycontext.app.service_source import Source, close_source, service_source, warm_up
 from tinycontext.app.unexpected import log_unexpected
 from tinycontext.domain.errors import InternalError, TinyContextError
 
@@ -67,7 +67,7 @@ def _errors(*codes: str) -> dict[int | str, dict[str, Any]]:
 
 
 def build_app(
-    container: Any,
+    source: Source,
     *,
     hosts: list[str] | None = None,
     on_shutdown: Callable[[], None] | None = None,
@@ -75,7 +75,7 @@ def build_app(
     access: CallerCheck | None = None,
     mounted: Mounted | None = None,
 ) -> FastAPI:
-    """The REST app over a container (or a MemoryService, or hosted mode's TenantStores).
+    """The REST app over the process's Services (or one MemoryService).
 
     `hosts` turns on the Host-header check (see guard); `on_shutdown` runs last;
     `warm` loads the embedding model in the background at startup. With a hosted `access`
@@ -87,20 +87,20 @@ def build_app(
     """
     from tinycontext.version import __version__
 
-    get_service: Callable[[], MemoryService] = service_source(container)
+    get_service: Callable[[], MemoryService] = service_source(source)
     mcp_routes, mcp_running = mounted if mounted is not None else ([], None)
 
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
         async with AsyncExitStack() as stack:
             if warm:
-                warm_up(container)
+                warm_up(source)
             if mcp_running is not None:
                 await stack.enter_async_context(mcp_running())
             try:
                 yield
             finally:
-                close_source(container)
+                close_source(source)
                 if on_shutdown is not None:
                     on_shutdown()
 

@@ -17,6 +17,7 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from tinycontext.app.request_scope import current_scope
+from tinycontext.app.service_source import Source
 from tinycontext.app.unexpected import log_unexpected
 from tinycontext.domain.errors import InternalError, InvalidRequestError, TinyContextError
 
@@ -51,7 +52,7 @@ def _number(request: Request, name: str, default: int | None, low: int = 1) -> i
     return int(raw)
 
 
-def create_ui_app(source: Any, *, token: str | None = None, hosts: list[str] | None = None,
+def create_ui_app(source: Source, *, token: str | None = None, hosts: list[str] | None = None,
                   hosted: bool = False) -> Any:
     """The pages over a container, a MemoryService or hosted mode's per-user services.
 

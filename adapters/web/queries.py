@@ -19,7 +19,7 @@ from typing import Any
 
 from tinycontext.app.management import single_store_facts
 from tinycontext.app.service import MemoryService
-from tinycontext.app.service_source import service_source
+from tinycontext.app.service_source import Source, service_source
 from tinycontext.domain.listing import ListQuery, build_list_query, preview
 from tinycontext.domain.records import record
 
@@ -31,9 +31,8 @@ OVERVIEW_TTL = 30.0  # seconds: overview counts are cached (see overview)
 _cache_lock = threading.Lock()
 
 
-def service_getter(source: Any) -> Callable[[], MemoryService]:
-    """The service of the request being served (a container, a service or hosted mode's
-    per-user services: see tinycontext.app.service_source)."""
+def service_getter(source: Source) -> Callable[[], MemoryService]:
+    """The service of the request being served (see tinycontext.app.service_source)."""
     return service_source(source)
 
 

@@ -21,11 +21,12 @@ import logging
 import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Literal
 
 if TYPE_CHECKING:
     from tinycontext.config.engine import TinyContextConfig
     from tinycontext.config.settings import ServerVariables
+    from tinycontext.entry.container import Container
     from tinycontext.hosted.serving import Serving
 
 __all__ = [
@@ -112,7 +113,7 @@ def serve(transport: Literal["stdio", "http"], run: Callable[[Serving], None],
     return 0
 
 
-def engine_container(settings: ProcessSettings | None = None) -> Any:
+def engine_container(settings: ProcessSettings | None = None) -> Container:
     """The container of a one-off command (import): the configured store, nothing served."""
     from tinycontext.entry.container import create_container
 

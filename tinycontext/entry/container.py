@@ -14,6 +14,7 @@ from typing import Any
 from dependency_injector import containers, providers
 
 from tinycontext.app.service import MemoryService
+from tinycontext.app.service_source import OneService, Services
 from tinycontext.config.engine import TinyContextConfig
 from tinycontext.ports.clock import Clock
 from tinycontext.ports.embedder import Embedder
@@ -83,11 +84,21 @@ class Container(containers.DeclarativeContainer):
         instrumented_service,
         store=store, embedder=embedder, tokenizer=tokenizer, clock=clock, config=config,
     )
+    # Hosted mode: one service per user, each over its own store (and, for SQLite, its own
+    # config), sharing this container's model, vocabulary and clock.
+    tenant_service = providers.Factory(
+        instrumented_service, embedder=embedder, tokenizer=tokenizer, clock=clock,
+    )
 
 
 def create_container(config: TinyContextConfig | None = None) -> Container:
     """A fresh container (overridden singletons stay cached, so never reuse one in tests)."""
     return Container(config=config or TinyContextConfig())
+
+
+def container_services(container: Container) -> Services:
+    """What the inbound adapters are handed for a single-user container: its one service."""
+    return OneService(container.service)
 
 
 def build_service(

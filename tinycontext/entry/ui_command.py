@@ -5,9 +5,12 @@ from __future__ import annotations
 
 import socket
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tinycontext.config.allowed_hosts import LOOPBACK, allowed_hosts
+
+if TYPE_CHECKING:
+    from tinycontext.hosted.serving import Serving
 
 UI_HELP = (
     "Serve the memory browser: see, search, correct and forget what agents remember. Local "
@@ -46,7 +49,7 @@ def _listening_socket(host: str, port: int) -> socket.socket:
     return sock
 
 
-def run_ui(serving: Any, host: str, port: int | None, open_browser: bool) -> None:
+def run_ui(serving: Serving, host: str, port: int | None, open_browser: bool) -> None:
     """Serve the pages over the store until Ctrl+C."""
     import uvicorn
 
@@ -78,7 +81,7 @@ def run_ui(serving: Any, host: str, port: int | None, open_browser: bool) -> Non
     uvicorn.Server(config).run(sockets=[sock])
 
 
-def with_ui(app: Any, serving: Any, host: str, port: int, prefix: str = "/ui") -> Any:
+def with_ui(app: Any, serving: Serving, host: str, port: int, prefix: str = "/ui") -> Any:
     """`app` with the pages at /ui (`tinycontext rest --ui`, `serve --ui`); prints their link."""
     from tinycontext.adapters.web.security import new_token
     from tinycontext.entry.web_ui import mount_ui, ui_app, ui_link

@@ -12,11 +12,12 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from tinycontext.app.callers import CallerCheck
+    from tinycontext.app.service_source import Source
 
 UI_PATH = "/ui"
 
 
-def ui_app(source: Any, *, hosts: list[str] | None, access: CallerCheck | None = None,
+def ui_app(source: Source, *, hosts: list[str] | None, access: CallerCheck | None = None,
            token: str | None = None) -> Any:
     """The pages over `source`; behind the tenancy gate when `access` is hosted mode's."""
     from tinycontext.adapters.web.app import create_ui_app

@@ -7,13 +7,18 @@ tinycontext.hosted.settings.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING
 
 from tinycontext.config.engine import TinyContextConfig
-from tinycontext.hosted.settings import (
-    HostedConfigError,
-    ServerSettings,
-)
+from tinycontext.hosted.settings import HostedConfigError, ServerSettings
+
+if TYPE_CHECKING:
+    from tinycontext.adapters.hosting.tenancy import Access
+    from tinycontext.app.management import Management
+    from tinycontext.app.service_source import Services
+    from tinycontext.ports.clock import Clock
+    from tinycontext.ports.embedder import Embedder
+    from tinycontext.ports.tokenizer import Tokenizer
 
 __all__ = ["Serving", "open_serving"]
 
@@ -22,9 +27,9 @@ __all__ = ["Serving", "open_serving"]
 class Serving:
     """What one server process serves, and how its callers are identified."""
 
-    source: Any  # a container (single-user) or TenantStores (hosted)
-    access: Any = None  # adapters.hosting.tenancy.Access
-    management: Any = None  # tinycontext.app.management.Management
+    source: Services  # one service (single-user) or one per proven user (hosted)
+    access: Access | None = None
+    management: Management | None = None
     hosted: bool = False
     allowed_hosts: str = ""  # TINYCONTEXT_ALLOWED_HOSTS
 
@@ -47,27 +52,28 @@ def open_serving(
     config: TinyContextConfig,
     settings: ServerSettings,
     *,
-    embedder: Any = None,
-    tokenizer: Any = None,
-    clock: Any = None,
+    embedder: Embedder | None = None,
+    tokenizer: Tokenizer | None = None,
+    clock: Clock | None = None,
     background: bool = True,
 ) -> Serving:
-    """The container (single-user) or the per-user TenantStores (hosted) a server serves.
+    """The one service (single-user) or the per-user TenantStores (hosted) a server serves.
 
     Ports given here (tests) replace the configured ones; hosted mode shares them (and
     otherwise the process's one model and vocabulary) across every user's service.
     """
     from tinycontext.adapters.hosting.tenancy import Access, ProxyTrust
     from tinycontext.app.management import Management
-    from tinycontext.entry.container import build_service, create_container
+    from tinycontext.app.service_source import services_of
+    from tinycontext.entry.container import build_service, container_services, create_container
 
     token = settings.management_token
     if not settings.tenancy:
         if any(p is not None for p in (embedder, tokenizer, clock)) or not background:
-            source: Any = build_service(config, embedder=embedder, tokenizer=tokenizer,
-                                        clock=clock, background=background)
+            source = services_of(build_service(config, embedder=embedder, tokenizer=tokenizer,
+                                               clock=clock, background=background))
         else:
-            source = create_container(config)
+            source = container_services(create_container(config))
         management = Management(hosted=False) if settings.management else None
         access = Access(management_token=token) if settings.management else None
         return Serving(source, access, management, allowed_hosts=settings.allowed_hosts)

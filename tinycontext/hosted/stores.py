@@ -11,13 +11,17 @@ import logging
 import os
 import stat
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from tinycontext.config.engine import TinyContextConfig
 
 if TYPE_CHECKING:
     from tinycontext.adapters.hosting.tenant_stores import TenantServices
+    from tinycontext.app.service import MemoryService
     from tinycontext.hosted.settings import ServerSettings
+    from tinycontext.ports.clock import Clock
+    from tinycontext.ports.embedder import Embedder
+    from tinycontext.ports.tokenizer import Tokenizer
 
 log = logging.getLogger("tinycontext.hosted")
 
@@ -47,24 +51,27 @@ def open_tenants(
     config: TinyContextConfig,
     settings: ServerSettings,
     *,
-    embedder: Any = None,
-    tokenizer: Any = None,
-    clock: Any = None,
+    embedder: Embedder | None = None,
+    tokenizer: Tokenizer | None = None,
+    clock: Clock | None = None,
     background: bool = True,
 ) -> TenantServices:
-    """TenantStores (SQLite files) or PgTenantStores (one database) for hosted mode."""
-    from tinycontext.entry.container import build_service, create_container
+    """TenantStores (SQLite files) or PgTenantStores (one database) for hosted mode: one
+    container for the process, whose model, vocabulary and clock every user's service shares
+    (ports given here, by tests, replace them) and whose factory builds each user's service."""
+    from dependency_injector import providers
 
-    base = create_container(config)  # only for the shared ports: never its store or service
+    from tinycontext.entry.container import create_container
 
-    def shared_ports() -> dict[str, Any]:
-        return {"embedder": embedder or base.embedder(), "tokenizer": tokenizer or base.tokenizer(),
-                "clock": clock or base.clock()}
+    container = create_container(config)  # never its own store or service: only users' ones
+    for provider, given in ((container.embedder, embedder), (container.tokenizer, tokenizer),
+                            (container.clock, clock)):
+        if given is not None:
+            provider.override(providers.Object(given))
 
     def warm() -> None:
-        ports = shared_ports()
-        ports["tokenizer"].count("warm up")
-        ports["embedder"].embed(["warm up"])
+        container.tokenizer().count("warm up")
+        container.embedder().embed(["warm up"])
 
     if settings.postgres:
         _needs_postgres_extra()
@@ -74,9 +81,9 @@ def open_tenants(
 
         pool = SharedPgPool(config.store_url)  # one per process; nothing connects yet
 
-        def open_tenant(key: str) -> Any:
-            return build_service(config, store=PostgresStore(pool, tenant=key),
-                                 background=background, **shared_ports())
+        def open_tenant(key: str) -> MemoryService:
+            return container.tenant_service(store=PostgresStore(pool, tenant=key), config=config,
+                                            background=background)
 
         return PgTenantStores(pool, settings.tenant_secret, open_tenant,
                               settings.max_open_stores, warm)
@@ -87,10 +94,10 @@ def open_tenants(
     assert settings.store_dir is not None
     _tighten(settings.store_dir)
 
-    def open_file(path: Path) -> Any:
+    def open_file(path: Path) -> MemoryService:
         tenant_config = config.model_copy(update={"memory_db_path": str(path)})
-        return build_service(tenant_config, store=SqliteStore(path), background=background,
-                             **shared_ports())
+        return container.tenant_service(store=SqliteStore(path), config=tenant_config,
+                                        background=background)
 
     return TenantStores(settings.store_dir, settings.tenant_secret, open_file,
                         settings.max_open_stores, warm)
