@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 
 from .errors import InvalidRequestError, InvalidSortError
+from .labels import MemoryFilter
 from .limits import whole_number
 from .memory import check_kind, parse_instant
 from .text import keyword_groups
@@ -35,6 +36,8 @@ class ListQuery:
     # False: the store may skip counting (total_count is then -1); a page of a large store
     # then reads only its own rows (the web UI counts separately, cached).
     count: bool = True
+    # Tags, metadata and "as of" (its since/until stay unused: the fields above hold them).
+    filters: MemoryFilter | None = None
     # Besides SORTS, stores accept BROWSE_SORTS' "recalled": most recalled first, the exact
     # reverse of "stale" (the web UI's sort; list_memories does not offer it).
 
@@ -87,6 +90,21 @@ def build_list_query(
         offset=used_offset,
         sort=sort,
         search=groups,
+    )
+
+
+def with_filter(query: ListQuery, filters: MemoryFilter) -> ListQuery:
+    """The query narrowed by a recall filter: its time window joins the query's own (the
+    later start, the earlier end), its tags, metadata and "as of" ride along."""
+    since = parse_instant(filters.since, field="since")
+    until = parse_instant(filters.until, field="until")
+    if query.since is not None and since is not None:
+        since = max(since, query.since)
+    if query.until is not None and until is not None:
+        until = min(until, query.until)
+    return replace(
+        query, since=since or query.since, until=until or query.until,
+        filters=MemoryFilter(filters.tags, filters.metadata, as_of=filters.as_of) or None,
     )
 
 

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, time, timedelta
 
 from .errors import EmptyMemoryError, InvalidMemoryKindError, InvalidRequestError
+from .labels import Metadata
 
 EPISODIC = "episodic"
 PROFILE = "profile"
@@ -53,6 +55,8 @@ class Memory:
     superseded_at: str | None = None
     supersedes: str | None = None
     embedding_model: str | None = None
+    tags: tuple[str, ...] = ()
+    metadata: Metadata = ()
 
     @property
     def ref(self) -> str:
@@ -65,10 +69,13 @@ class Memory:
 
 @dataclass(frozen=True, slots=True)
 class MemoryInput:
-    """What a caller asks to save: content and kind (`episodic` or `profile`)."""
+    """What a caller asks to save: content, kind (`episodic` or `profile`), optional tags
+    (a list of short labels) and metadata (a flat object of strings, numbers, booleans)."""
 
     content: str
     kind: str = EPISODIC
+    tags: Sequence[str] | None = None
+    metadata: Mapping[str, str | int | float | bool] | None = None
 
 
 # Content rules, the same on every way in (save, update, import; every transport):

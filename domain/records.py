@@ -12,6 +12,7 @@ from datetime import datetime
 from typing import Any
 
 from tinycontext.domain.errors import InvalidRequestError, TinyContextError
+from tinycontext.domain.labels import check_metadata, check_tags
 from tinycontext.domain.memory import (
     PROFILE,
     Memory,
@@ -36,8 +37,9 @@ class ImportFormatError(InvalidRequestError):
 
 
 def record(memory: Memory, vector: bytes | None, with_embedding: bool = True) -> dict[str, Any]:
-    """The JSON object of one exported memory."""
-    return {
+    """The JSON object of one exported memory (tags and metadata only when it has them: an
+    untagged store exports what it did before they existed)."""
+    out: dict[str, Any] = {
         "id": memory.id, "ref": memory.ref, "kind": memory.kind, "session_id": memory.session_id,
         "content": memory.content, "created_at": memory.created_at,
         "content_tokens": memory.content_tokens, "recall_count": memory.recall_count,
@@ -46,6 +48,11 @@ def record(memory: Memory, vector: bytes | None, with_embedding: bool = True) ->
         "embedding_model": memory.embedding_model if vector is not None else None,
         "embedding": base64.b64encode(vector).decode() if with_embedding and vector else None,
     }
+    if memory.tags:
+        out["tags"] = list(memory.tags)
+    if memory.metadata:
+        out["metadata"] = dict(memory.metadata)
+    return out
 
 
 def _stamp(data: dict[str, Any], key: str, required: bool = False) -> str | None:
@@ -84,6 +91,8 @@ def parse_record(raw: str) -> tuple[Memory, bytes | None]:
         content = clean_content(data.get("content"))
         kind = check_kind(data.get("kind"))
         session = check_session_id(data.get("session_id"))
+        tags = check_tags(data.get("tags"))
+        metadata = check_metadata(data.get("metadata"))
     except TinyContextError as exc:
         raise ValueError(exc.message) from None
     if kind == PROFILE and session is not None:
@@ -105,5 +114,6 @@ def parse_record(raw: str) -> tuple[Memory, bytes | None]:
         superseded_by=_uuid(data, "superseded_by"), superseded_at=_stamp(data, "superseded_at"),
         supersedes=_uuid(data, "supersedes"),
         embedding_model=model if isinstance(model, str) and vector is not None else None,
+        tags=tags, metadata=metadata,
     )
     return memory, vector

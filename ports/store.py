@@ -6,6 +6,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
+from tinycontext.domain.labels import MemoryFilter
 from tinycontext.domain.listing import ListQuery
 from tinycontext.domain.memory import Memory
 
@@ -30,7 +31,7 @@ class NewMemory:
 
 @dataclass(frozen=True, slots=True)
 class Scope:
-    """Live (not superseded) memories of one kind in one session.
+    """Live (not superseded) memories of one kind in one session, optionally filtered.
 
     `session_id` None with `exact` False means every session (recall without a session);
     with `exact` True it means only memories saved without a session (dedup's scope).
@@ -39,6 +40,9 @@ class Scope:
     kind: str
     session_id: str | None = None
     exact: bool = False
+    filters: MemoryFilter | None = None
+    """Recall's filter (domain.labels): only matching memories are candidates, and with
+    `as_of` the versions live then (superseded ones too) instead of the live ones."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -135,7 +135,9 @@ def empty_tables(url: str) -> None:
         ).fetchone()
         if exists:
             conn.execute(
-                "TRUNCATE tinycontext.memory_terms, tinycontext.sessions, tinycontext.memories "
+                "TRUNCATE tinycontext.memory_labels, tinycontext.memory_terms, "
+                "tinycontext.sessions, "
+                "tinycontext.memories "
                 "RESTART IDENTITY"
             )
 

@@ -36,8 +36,8 @@ from .errors import UNAUTHORIZED, rpc_error
 
 VIEWS: list[dict[str, Any]] = [
     {"id": "memories", "title": "Memories", "kind": "table", "access": "caller",
-     "description": "Your memories, newest first; keyword search (best match first), type "
-     "and order filters, paging, and the full text of each. Edit and delete with the "
+     "description": "Your memories, newest first; keyword search (best match first), type, "
+     "order and tag filters, paging, and the full text of each. Edit and delete with the "
      "update_memory and delete_memory tools.",
      "uri": MEMORIES_URI, "uri_template": MEMORIES_TEMPLATE,
      "parameters": [
@@ -50,6 +50,8 @@ VIEWS: list[dict[str, Any]] = [
          {"name": "order", "type": "string", "enum": ["recent", "stale", "relevance"],
           "default": "recent; relevance when search is given"},
          {"name": "session", "type": "string"},
+         {"name": "tags", "type": "string",
+          "description": "comma-separated tags that must all be present"},
      ],
      "columns": views.COLUMNS,
      "detail": {"uri_template": DETAIL_TEMPLATE, "key": "id"},
@@ -152,9 +154,10 @@ def register_management(
                      description=VIEWS[0]["description"], **common)
     def manage_memories(page: str | None = None, page_size: str | None = None,
                         search: str | None = None, kind: str | None = None,
-                        order: str | None = None, session: str | None = None) -> str:
+                        order: str | None = None, session: str | None = None,
+                        tags: str | None = None) -> str:
         return _read(lambda: views.memories_view(get_service(), page, page_size, search,
-                                                 kind, order, session))
+                                                 kind, order, session, tags))
 
     @server.resource(DETAIL_TEMPLATE, name="manage-memory", title="Memory detail",
                      description="One memory in full with its lifecycle.", **common)

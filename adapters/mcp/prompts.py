@@ -101,7 +101,8 @@ PARAM = {
     "memories": (
         'List of items to save, e.g. [{"content": "The team chose PostgreSQL for billing.", '
         '"kind": "episodic"}]. content: one self-contained fact (required); kind: "episodic" '
-        '(default) or "profile".'
+        '(default) or "profile"; optional tags (short labels such as "project:billing") and '
+        "metadata (a flat object)."
     ),
     "content": "One self-contained fact, in plain text.",
     "kind": 'Either "episodic" (default: events, decisions, project facts) or "profile" '
@@ -118,5 +119,12 @@ PARAM = {
     "the default when search is given).",
     "search": "Keywords that must all appear (up to 200 characters); each may be a prefix.",
     "memory_id": "The memory's 12-character ref or its full id.",
-    "new_content": "The complete new text of the memory (it replaces the old text).",
+    "new_content": "The complete new text of the memory (it replaces the old text). Omit to "
+    "change only tags or metadata.",
+    "tags_filter": "Only memories carrying all of these tags.",
+    "metadata_filter": 'Only memories with these metadata values, e.g. {"project": "billing"}.',
+    "recall_since": "Only memories created at or after this ISO-8601 date or datetime.",
+    "as_of": "ISO-8601 date or datetime: answer with the versions that were current then.",
+    "new_tags": "New tags (replace the old ones; [] removes them). Omit to keep them.",
+    "new_metadata": "New metadata (replaces the old; {} removes it). Omit to keep it.",
 }

@@ -9,9 +9,10 @@ no longer than `tinycontext.app.rendering.MEMORY_FRAME`, and the server passes t
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
-from tinycontext.app.rendering import escape
+from tinycontext.app.rendering import escape, tags_attribute
 from tinycontext.app.results import ListPage, MemoryDetail, ProfileItem, RecallResult
 
 PROFILE_INTRO = (
@@ -42,9 +43,16 @@ def _attrs(pairs: list[tuple[str, Any]]) -> str:
     return " ".join(out)
 
 
-def _memory_block(attrs: list[tuple[str, Any]], content: str) -> str:
-    # Same shape as MEMORY_FRAME: open tag, newline, content, newline, close tag, newline.
-    return f"<memory {_attrs(attrs)}>\n{escape(content)}\n</memory>\n"
+def _memory_block(
+    attrs: list[tuple[str, Any]], content: str, tags: tuple[str, ...] = ()
+) -> str:
+    # Same shape as MEMORY_FRAME: open tag, newline, content, newline, close tag, newline;
+    # tags as the budget counted them (tags_attribute).
+    return f"<memory {_attrs(attrs)}{tags_attribute(tags)}>\n{escape(content)}\n</memory>\n"
+
+
+def _metadata(metadata: dict[str, Any] | None) -> str | None:
+    return json.dumps(metadata, ensure_ascii=False, separators=(",", ":")) if metadata else None
 
 
 def _notice(text: str) -> str:
@@ -60,7 +68,7 @@ def render_profile(profile: tuple[ProfileItem, ...]) -> str:
         parts.append(
             _memory_block(
                 [("index", index), ("ref", item.ref), ("created_at", item.created_at)],
-                item.content,
+                item.content, item.tags,
             )
         )
     parts.append("</agent_profile>\n")
@@ -114,7 +122,7 @@ def render_recall(result: RecallResult, budget: int | None = None) -> str:
         if not recent:
             attrs.append(("relevance", item.relevance))
         attrs.append(("created_at", item.created_at))
-        parts.append(_memory_block(attrs, item.content))
+        parts.append(_memory_block(attrs, item.content, item.tags))
     if result.truncated:
         parts.append(_notice(_budget_notice(result, budget)))
     if result.notice:
@@ -152,8 +160,9 @@ def render_list(page: ListPage, filtered: bool = True) -> str:
             ("truncated", item.preview_truncated),
             ("recall_count", item.recall_count),
             ("last_recalled_at", item.last_recalled_at or "never"),
+            ("metadata", _metadata(item.metadata)),
         ]
-        parts.append(_memory_block(attrs, item.content))
+        parts.append(_memory_block(attrs, item.content, item.tags))
     if page.has_more:
         next_offset = page.offset + page.returned_count
         parts.append(
@@ -186,8 +195,9 @@ def render_memory(memory: MemoryDetail) -> str:
         ("supersedes", memory.supersedes),
         ("superseded_by", memory.superseded_by),
         ("superseded_at", memory.superseded_at),
+        ("metadata", _metadata(memory.metadata)),
     ]
-    text = _memory_block(attrs, memory.content)
+    text = _memory_block(attrs, memory.content, memory.tags)
     if superseded:
         text += _notice(
             f"This version was replaced by {memory.superseded_by}; recall and list only show "

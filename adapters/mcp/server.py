@@ -19,7 +19,7 @@ from mcp_types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import Field, ValidationError
 
 from tinycontext.app.callers import UNAUTHORIZED_MESSAGE, CallerCheck, LocalCallers, Refused
-from tinycontext.app.inputs import AtLeastOne, AtLeastZero, MemoryItem
+from tinycontext.app.inputs import AtLeastOne, AtLeastZero, MemoryItem, MetadataValue
 from tinycontext.app.management import Management
 from tinycontext.app.rendering import PROMPT_FRAMING
 from tinycontext.app.request_scope import request_scope
@@ -51,7 +51,14 @@ Offset = Annotated[AtLeastZero, Field(description=P["offset"])]
 Sort = Annotated[str | None, Field(description=P["sort"])]
 Search = Annotated[str | None, Field(description=P["search"])]
 MemoryId = Annotated[str, Field(description=P["memory_id"])]
-NewContent = Annotated[str, Field(description=P["new_content"])]
+NewContent = Annotated[str | None, Field(description=P["new_content"])]
+TagsFilter = Annotated[list[str] | None, Field(description=P["tags_filter"])]
+MetadataFilter = Annotated[dict[str, MetadataValue] | None, Field(
+    description=P["metadata_filter"])]
+RecallSince = Annotated[str | None, Field(description=P["recall_since"])]
+AsOf = Annotated[str | None, Field(description=P["as_of"])]
+NewTags = Annotated[list[str] | None, Field(description=P["new_tags"])]
+NewMetadata = Annotated[dict[str, MetadataValue] | None, Field(description=P["new_metadata"])]
 
 
 def _describe(error: ValidationError) -> str:
@@ -177,9 +184,16 @@ def create_mcp_server(
     def recall_memories(
         query: QueryText = None,
         top_k: TopK = None,
+        tags: TagsFilter = None,
+        metadata: MetadataFilter = None,
+        since: RecallSince = None,
+        until: Until = None,
+        as_of: AsOf = None,
     ) -> str:
         service = _call(get_service)
-        result = _call(lambda: service.recall(query=query, top_k=top_k, framing=PROMPT_FRAMING))
+        result = _call(lambda: service.recall(
+            query=query, top_k=top_k, tags=tags, metadata=metadata, since=since, until=until,
+            as_of=as_of, framing=PROMPT_FRAMING))
         return render_recall(result, service.config.recall_max_tokens)
 
     def list_memories(
@@ -190,24 +204,30 @@ def create_mcp_server(
         offset: Offset = 0,
         sort: Sort = None,
         search: Search = None,
+        tags: TagsFilter = None,
+        metadata: MetadataFilter = None,
+        as_of: AsOf = None,
     ) -> str:
         page = _call(
             lambda: get_service().list_page(
                 kind=kind, since=since, until=until, limit=limit, offset=offset, sort=sort,
-                search=search,
+                search=search, tags=tags, metadata=metadata, as_of=as_of,
             )
         )
-        filtered = any(v is not None for v in (kind, since, until, search))
+        filtered = any(v is not None for v in (kind, since, until, search, tags, metadata))
         return render_list(page, filtered=filtered)
 
-    def get_memory(memory_id: MemoryId) -> str:
-        return render_memory(_call(lambda: get_service().detail(memory_id)))
+    def get_memory(memory_id: MemoryId, as_of: AsOf = None) -> str:
+        return render_memory(_call(lambda: get_service().detail(memory_id, as_of)))
 
     def update_memory(
         memory_id: MemoryId,
-        content: NewContent,
+        content: NewContent = None,
+        tags: NewTags = None,
+        metadata: NewMetadata = None,
     ) -> CallToolResult:
-        return _json_result(_call(lambda: get_service().update(memory_id, content)))
+        return _json_result(_call(
+            lambda: get_service().update(memory_id, content, tags, metadata)))
 
     def delete_memory(
         memory_id: MemoryId,

@@ -6,13 +6,15 @@ from __future__ import annotations
 
 import threading
 import time
+from dataclasses import replace
 from typing import Any
 
 from tinycontext.ports.embedder import Vector
 from tinycontext.ports.store import Scope, Scored
 
 from .connection import PgPool
-from .rows import COLUMNS, MEMORIES, memory_from_row, scope_sql, vector_text
+from .filtering import where_sql
+from .rows import COLUMNS, MEMORIES, WIDTH, memory_from_row, scope_sql, vector_text
 from .schema import SCHEMA, build_tenant_index, dense_index_name, tenant_index_state
 
 # Dense side: scopes up to SMALL_SCOPE vectors are searched exactly (cheaper than the
@@ -144,12 +146,19 @@ class PgDenseRetrieval:
             return []
         where, params = scope_sql(scope)
         text = vector_text(vector)
+        # A filter's conditions join the scope's: the index path below filters after its
+        # search and falls back to the exact cosines when that comes back short, so a
+        # filtered search still gets its best `limit`. "As of" reads replaced versions,
+        # which the (live-only) HNSW index does not hold: it is searched exactly.
+        life, life_params = where_sql(scope.filters, self._pool.tenant)
         filters = (
-            f"m.tenant = %s AND m.dims = {dims} AND m.superseded_by IS NULL{where} "
+            f"m.tenant = %s AND m.dims = {dims}{life}{where} "
             "AND m.embedding_model = %s"
         )
-        base = [self._pool.tenant, *params, model_key]
-        in_scope = self._scope_vectors(model_key, dims, scope)
+        base = [self._pool.tenant, *life_params, *params, model_key]
+        in_scope = self._scope_vectors(model_key, dims, replace(scope, filters=None))
+        if scope.filters is not None and scope.filters.as_of is not None:
+            indexed = False
         table = self._table_rows()
         use_index = indexed and in_scope > SMALL_SCOPE and (
             in_scope > EXACT_SCOPE or 2 * in_scope >= table
@@ -174,14 +183,14 @@ class PgDenseRetrieval:
                 # The index filters after its search: a scope that is a small share of the
                 # index can come back short. Then widen the search, and at last go exact.
                 if len(rows) >= limit:
-                    return [Scored(memory_from_row(r), float(r[12])) for r in rows]
+                    return [Scored(memory_from_row(r), float(r[WIDTH])) for r in rows]
         rows = self._pool.read(
             f"SELECT {COLUMNS}, 1 - (m.embedding <=> %s::vector) AS similarity "
             f"FROM {MEMORIES} m WHERE {filters} "
             "ORDER BY similarity DESC, m.created_at DESC, m.id LIMIT %s",
             [text, *base, limit],
         )
-        return [Scored(memory_from_row(r), float(r[12])) for r in rows]
+        return [Scored(memory_from_row(r), float(r[WIDTH])) for r in rows]
 
     @staticmethod
     def _ef_steps(limit: int, per_result: float) -> list[int]:

@@ -8,7 +8,7 @@ from tinycontext import native
 from tinycontext.domain.memory import Memory
 
 from .connection import PgPool
-from .rows import COLUMNS, MEMORIES, memory_from_row
+from .rows import COLUMNS, MEMORIES, WIDTH, memory_from_row
 from .schema import SCHEMA, SCHEMA_VERSION
 
 
@@ -31,9 +31,9 @@ def export_page(
     out = []
     for r in rows:
         vector = None
-        if r[13] is not None:
-            vector = np.array(r[13][1:-1].split(","), dtype="<f4").tobytes()
-        out.append((int(r[12]), memory_from_row(r), vector))
+        if r[WIDTH + 1] is not None:
+            vector = np.array(r[WIDTH + 1][1:-1].split(","), dtype="<f4").tobytes()
+        out.append((int(r[WIDTH]), memory_from_row(r), vector))
     return out
 
 

@@ -10,7 +10,8 @@ from tinycontext.domain.memory import format_timestamp, format_timestamp_ceil
 from tinycontext.ports.store import Page, Scored
 
 from .connection import PgPool
-from .rows import COLUMNS, MEMORIES, TERMS, memory_from_row
+from .filtering import filter_sql, lifecycle_sql
+from .rows import COLUMNS, MEMORIES, TERMS, WIDTH, memory_from_row
 from .search import PgRetrieval
 from .text import all_query, group_query, query_groups
 
@@ -19,8 +20,14 @@ DF_CAP = 12_001  # document frequencies for list search's scores are counted up 
 
 def browse(pool: PgPool, search: PgRetrieval, tenant: str, tag: str, query: ListQuery) -> Page:
     """One page of a tenant's memories: filters, sort, and list search's keyword scores."""
-    live = "NOT NULL" if query.superseded else "NULL"
-    where, params = f" WHERE m.tenant = %s AND m.superseded_by IS {live}", [tenant]
+    if query.superseded:
+        where, params = " WHERE m.tenant = %s AND m.superseded_by IS NOT NULL", [tenant]
+    else:
+        life, life_params = lifecycle_sql(query.filters)
+        where, params = " WHERE m.tenant = %s" + life, [tenant, *life_params]
+    labels, label_params = filter_sql(query.filters, tenant)
+    where += labels
+    params += label_params
     source, score, score_params = f"{MEMORIES} m", "NULL::float8", []  # type: str, str, list[Any]
     if query.search:
         groups = query_groups(query.search)
@@ -65,7 +72,7 @@ def browse(pool: PgPool, search: PgRetrieval, tenant: str, tag: str, query: List
             [*score_params, *params, query.limit, query.offset],
         )
         hits = [
-            Scored(memory_from_row(r), float(r[12]) if r[12] is not None else 0.0)
+            Scored(memory_from_row(r), 0.0 if r[WIDTH] is None else float(r[WIDTH]))
             for r in cur.fetchall()
         ]
         return Page(hits, total)

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from tinycontext.domain.labels import read_metadata, read_tags
 from tinycontext.domain.memory import Memory
 from tinycontext.ports.embedder import Vector
 from tinycontext.ports.store import Scope
@@ -14,15 +15,18 @@ from .schema import SCHEMA
 
 COLUMNS = (
     "m.id, m.content, m.kind, m.session_id, m.created_at, m.content_tokens, m.recall_count, "
-    "m.last_recalled_at, m.superseded_by, m.superseded_at, m.supersedes, m.embedding_model"
+    "m.last_recalled_at, m.superseded_by, m.superseded_at, m.supersedes, m.embedding_model, "
+    "m.tags, m.metadata"
 )
+WIDTH = 14
+"""Columns of COLUMNS: what a query selects after them starts at this index."""
 MEMORIES = f"{SCHEMA}.memories"
 TERMS = f"{SCHEMA}.memory_terms"
 SESSIONS = f"{SCHEMA}.sessions"
 
 
 def memory_from_row(row: Sequence[Any]) -> Memory:
-    return Memory(*row[:12])
+    return Memory(*row[:12], tags=read_tags(row[12]), metadata=read_metadata(row[13]))
 
 
 def vector_text(vector: Vector) -> str:

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .upgrade import backfill_context_and_recall
+from .upgrade import backfill_context_and_recall, backfill_supersede_times
 
 SCHEMA = "tinycontext"
 TENANT_SETTING = "tinycontext.tenant"
@@ -112,11 +112,33 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
         f"ALTER TABLE {SCHEMA}.memories ALTER COLUMN token_bits SET STORAGE EXTERNAL",
         f"CREATE INDEX memory_terms_recall ON {SCHEMA}.memory_terms USING gin (recall)",
     ),
+    (
+        # Tags and metadata (JSON text, as in SQLite) and one row per tag or metadata pair
+        # (domain.labels) for filters, under the same tenant policy as the memories.
+        f"ALTER TABLE {SCHEMA}.memories ADD COLUMN tags text",
+        f"ALTER TABLE {SCHEMA}.memories ADD COLUMN metadata text",
+        f"""CREATE TABLE {SCHEMA}.memory_labels (
+            tenant text COLLATE "C" NOT NULL,
+            label text COLLATE "C" NOT NULL,
+            seq bigint NOT NULL REFERENCES {SCHEMA}.memories (seq) ON DELETE CASCADE,
+            PRIMARY KEY (tenant, label, seq)
+        )""",
+        f"CREATE INDEX memory_labels_seq ON {SCHEMA}.memory_labels (seq)",
+        f"ALTER TABLE {SCHEMA}.memory_labels ENABLE ROW LEVEL SECURITY",
+        f"ALTER TABLE {SCHEMA}.memory_labels FORCE ROW LEVEL SECURITY",
+        f"CREATE POLICY tenant_scope ON {SCHEMA}.memory_labels "
+        f"USING ({_TENANT_MATCHES}) WITH CHECK ({_TENANT_MATCHES})",
+        # "As of" reads replaced versions by the time they were replaced (versions replaced
+        # before it was kept reliably get it from upgrade.backfill_supersede_times).
+        f"""CREATE INDEX memories_replaced_until ON {SCHEMA}.memories
+            (tenant, superseded_at, created_at) WHERE superseded_by IS NOT NULL""",
+    ),
 )
 
 SCHEMA_VERSION = len(MIGRATIONS)
 # Python steps run after a version's statements, in the same transaction.
-DATA_STEPS = {2: lambda conn: backfill_context_and_recall(conn, SCHEMA, TENANT_SETTING)}
+DATA_STEPS = {2: lambda conn: backfill_context_and_recall(conn, SCHEMA, TENANT_SETTING),
+              3: lambda conn: backfill_supersede_times(conn, SCHEMA, TENANT_SETTING)}
 
 
 def _version(conn: Any) -> int:

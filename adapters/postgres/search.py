@@ -25,7 +25,8 @@ from tinycontext.ports.store import Scope, Scored
 
 from .connection import PgPool
 from .dense import PgDenseRetrieval
-from .rows import COLUMNS, MEMORIES, TERMS, memory_from_row, scope_sql
+from .filtering import where_sql
+from .rows import COLUMNS, MEMORIES, TERMS, WIDTH, memory_from_row, scope_sql
 from .text import RECALL_WEIGHTS, any_query, group_query, query_groups, tenant_tag
 
 RANK_NORMALISATION = 1 | 32
@@ -171,15 +172,18 @@ class PgRetrieval(PgDenseRetrieval):
             "WHERE t.tenant = %s AND t.recall @@ %s::tsquery)"
         )
         hit_params = [*score_params, self._pool.tenant, any_query(kept, self._tag)]
+        life, life_params = where_sql(scope.filters, self._pool.tenant)
         select = (
             f"SELECT {COLUMNS}, h.score FROM {{source}} h JOIN {MEMORIES} m ON m.seq = h.seq "
-            f"WHERE m.tenant = %s AND m.superseded_by IS NULL{where} "
+            f"WHERE m.tenant = %s{life}{where} "
             "ORDER BY h.score DESC, m.created_at DESC, m.id LIMIT %s"
         )
-        tail = [self._pool.tenant, *params, limit]
+        tail = [self._pool.tenant, *life_params, *params, limit]
         wanted = 2 * limit + 20
-        # Only worth it when there are more candidates than the fast path would look up.
-        fast = scope.session_id is None and not scope.exact and sum(df) > wanted
+        # Only worth it when there are more candidates than the fast path would look up
+        # (and all but a few are in scope: not under a filter).
+        fast = (scope.session_id is None and not scope.exact and sum(df) > wanted
+                and not scope.filters)
 
         def search(cur: Any) -> list[Any]:
             if fast:
@@ -202,4 +206,4 @@ class PgRetrieval(PgDenseRetrieval):
         # its key. The planner prices a tsquery test far too low and would otherwise read the
         # whole keyword table, or the whole memories table for a hash join.
         rows = self._pool.run(search, PLAN_BY_INDEX)
-        return [Scored(memory_from_row(r), float(r[12])) for r in rows]
+        return [Scored(memory_from_row(r), float(r[WIDTH])) for r in rows]

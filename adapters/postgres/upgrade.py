@@ -5,6 +5,9 @@ Version 2 (save-time context and the stemmed recall index): every existing memor
 context the memory saved just before it in its session (within the default window), and its
 `recall` tsvector is built. Rows are read tenant by tenant: row-level security shows a
 transaction only the tenant named by its setting.
+
+Version 3 (tags and "as of"): a replaced version without its supersede time gets its
+successor's creation time.
 """
 
 from __future__ import annotations
@@ -52,3 +55,17 @@ def backfill_context_and_recall(conn: Any, schema: str, tenant_setting: str) -> 
                     [(recall_tsvector_literal(own, ctx, tag), seq) for seq, own, ctx in rows],
                 )
             after = rows[-1][0]
+
+
+def backfill_supersede_times(conn: Any, schema: str, tenant_setting: str) -> None:
+    tenants = [r[0] for r in conn.execute(
+        f"SELECT DISTINCT tenant FROM {schema}.memory_terms").fetchall()]
+    for tenant in tenants:
+        conn.execute("SELECT set_config(%s, %s, true)", (tenant_setting, tenant))
+        conn.execute(
+            f"UPDATE {schema}.memories m SET superseded_at = s.created_at "
+            f"FROM {schema}.memories s WHERE m.tenant = %s AND s.tenant = m.tenant "
+            "AND s.id = m.superseded_by AND m.superseded_by IS NOT NULL "
+            "AND m.superseded_at IS NULL",
+            (tenant,),
+        )

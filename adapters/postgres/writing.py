@@ -8,10 +8,12 @@ from collections.abc import Sequence
 from typing import Any
 
 from tinycontext.domain.errors import InvalidRequestError
+from tinycontext.domain.labels import metadata_json, tags_json
 from tinycontext.domain.memory import ref_of
 from tinycontext.ports.store import NewMemory
 
 from . import context as pg_context
+from .filtering import insert_labels
 from .rows import MEMORIES, SESSIONS, TERMS, vector_text
 from .text import recall_tsvector_literal, tsvector_literal
 
@@ -38,6 +40,7 @@ def insert(cur: Any, tenant: str, tag: str, items: Sequence[NewMemory]) -> None:
             None if vector is None else vector_text(vector),
             None if vector is None else len(vector) // 4,
             None if vector is None else m.embedding_model, item.context_id, item.tokens,
+            tags_json(m.tags), metadata_json(m.metadata) if m.metadata else None,
         ))
         terms.append((
             tsvector_literal(m.content, tag),
@@ -46,10 +49,11 @@ def insert(cur: Any, tenant: str, tag: str, items: Sequence[NewMemory]) -> None:
     cur.executemany(
         f"INSERT INTO {MEMORIES} (tenant, id, ref, content, kind, session_id, created_at, "
         "content_tokens, recall_count, last_recalled_at, superseded_by, superseded_at, "
-        "supersedes, embedding, dims, embedding_model, context_id, token_bits) "
-        "VALUES (%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s::vector,%s,%s,%s,%s)",
+        "supersedes, embedding, dims, embedding_model, context_id, token_bits, tags, metadata) "
+        "VALUES (%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s::vector,%s,%s,%s,%s,%s,%s)",
         rows,
     )
+    insert_labels(cur, tenant, list(items))
     cur.executemany(
         f"INSERT INTO {TERMS} (seq, tenant, terms, recall) SELECT m.seq, m.tenant, "
         f"%s::tsvector, %s::tsvector FROM {MEMORIES} m WHERE m.tenant = %s AND m.id = %s",

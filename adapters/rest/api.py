@@ -150,7 +150,9 @@ def build_app(
         # The budget counts what REST returns: each memory's content, nothing around it
         # (MCP passes its XML frame instead; see tinycontext/app/rendering.py).
         return get_service().recall(
-            req.query, req.session_id, req.max_tokens, req.top_k, framing=PLAIN
+            req.query, req.session_id, req.max_tokens, req.top_k, req.tags,
+            rest_errors.metadata_arg(req.metadata), req.since, req.until, req.as_of,
+            framing=PLAIN,
         ).to_dict()
 
     @app.post("/recall_memories", response_model=r.RecallResponse, responses=recall_errors,
@@ -173,7 +175,7 @@ def build_app(
     def browse(req: m.ListRequest) -> Any:
         return get_service().list_page(
             req.session_id, req.kind, req.since, req.until, req.limit, req.offset, req.sort,
-            req.search,
+            req.search, req.tags, rest_errors.metadata_arg(req.metadata), req.as_of,
         ).to_dict()
 
     @app.post("/list_memories", response_model=r.ListResponse, responses=list_errors, **common)
@@ -188,22 +190,23 @@ def build_app(
 
     @app.post("/get_memory", response_model=r.MemoryDetail, responses=_errors(*ID_ERRORS),
               **common)
-    def get_post(body: m.MemoryIdRequest) -> Any:
+    def get_post(body: m.GetRequest) -> Any:
         """One memory in full with its lifecycle fields (not counted as a recall)."""
-        return get_service().detail(body.memory_id).to_dict()
+        return get_service().detail(body.memory_id, body.as_of).to_dict()
 
     @app.get("/get_memory", response_model=r.MemoryDetail, responses=_errors(*ID_ERRORS),
              **common)
-    def get_get(params: Annotated[m.MemoryIdRequest, Query()]) -> Any:
+    def get_get(params: Annotated[m.GetRequest, Query()]) -> Any:
         """The same as POST, with the id or ref as a query parameter."""
-        return get_service().detail(params.memory_id).to_dict()
+        return get_service().detail(params.memory_id, params.as_of).to_dict()
 
     @app.post("/update_memory", response_model=r.UpdateResponse,
               responses=_errors(*ID_ERRORS, "memory_already_superseded", "memory_too_large"),
               **common)
     def update_memory(body: m.UpdateRequest) -> Any:
         """Replace a memory's content with a new version; the old one is kept, hidden."""
-        return get_service().update(body.memory_id, body.content).to_dict()
+        return get_service().update(
+            body.memory_id, body.content, body.tags, body.metadata).to_dict()
 
     @app.post("/delete_memory", response_model=r.DeleteResponse, responses=_errors(*ID_ERRORS),
               **common)

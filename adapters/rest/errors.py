@@ -128,3 +128,19 @@ def install(app: FastAPI) -> None:
             message = str(exc.detail)
         return JSONResponse(status_code=exc.status_code, headers=headers,
                             content=error_body("invalid_request", message))
+
+
+def metadata_arg(value: object) -> Any:
+    """A metadata filter as the engine takes it: query strings carry it as JSON text; text
+    that is not a JSON object is invalid_request (the engine names what is wrong)."""
+    if not isinstance(value, str):
+        return value
+    import json
+
+    from tinycontext.domain.errors import InvalidRequestError
+
+    try:
+        return json.loads(value)
+    except ValueError:
+        raise InvalidRequestError(
+            'metadata must be a JSON object such as {"project": "billing"}.') from None

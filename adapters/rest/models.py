@@ -17,11 +17,18 @@ from typing import Annotated
 from pydantic import BaseModel, ConfigDict, Field
 
 from tinycontext.app.inputs import (
+    AS_OF,
+    METADATA,
+    METADATA_FILTER,
+    TAGS,
+    TAGS_FILTER,
     AtLeastOne,
     AtLeastZero,
     Content,
     Kind,
     MemoryItem,
+    Metadata,
+    Tags,
 )
 from tinycontext.app.inputs import stated as _stated
 from tinycontext.app.inputs import whole_number as _integer
@@ -30,8 +37,8 @@ from tinycontext.domain.listing import MAX_SEARCH_CHARS, SORTS
 from tinycontext.domain.memory import MAX_SESSION_CHARS
 
 __all__ = [
-    "ListQuery", "ListRequest", "MemoryIdRequest", "RecallQuery", "RecallRequest", "SaveRequest",
-    "UpdateRequest"
+    "GetRequest", "ListQuery", "ListRequest", "MemoryIdRequest", "RecallQuery", "RecallRequest",
+    "SaveRequest", "UpdateRequest"
 ]
 
 SESSION = "Scope inside the store; omitted or null means the whole store."
@@ -58,6 +65,10 @@ Query = Annotated[str, _stated({"type": "string", "maxLength": MAX_QUERY_CHARS})
 Instant = Annotated[str, _stated(
     {"type": "string", "anyOf": [{"format": "date"}, {"format": "date-time"}]}
 )]
+SINCE = "ISO-8601 date or datetime, inclusive (on created_at)."
+UNTIL = "ISO-8601 date or datetime, inclusive (a date covers its day)."
+# Metadata in a query string: one parameter holding a JSON object (the engine checks it).
+MetadataText = Annotated[str, _stated({"type": "string", "contentMediaType": "application/json"})]
 # Blank (no filter), or keywords with at least one letter or digit.
 KEYWORD = "[^\\W_]"
 Search = Annotated[str, _stated({
@@ -86,13 +97,21 @@ class RecallRequest(_Request):
     session_id: SessionId | None = Field(default=None, description=SESSION)
     max_tokens: AtLeastOne | None = Field(default=None, description=MAX_TOKENS)
     top_k: AtLeastOne | None = Field(default=None, description=TOP_K)
+    tags: Tags | None = Field(default=None, description=TAGS_FILTER)
+    metadata: Metadata | None = Field(default=None, description=METADATA_FILTER)
+    since: Instant | None = Field(default=None, description=SINCE)
+    until: Instant | None = Field(default=None, description=UNTIL)
+    as_of: Instant | None = Field(default=None, description=AS_OF)
 
 
 class RecallQuery(RecallRequest):
-    """RecallRequest as query-string parameters (numbers arrive as text)."""
+    """RecallRequest as query-string parameters (numbers arrive as text; tags repeat the
+    parameter; metadata is a JSON object in one parameter)."""
 
     max_tokens: QueryAtLeastOne | None = Field(default=None, description=MAX_TOKENS)
     top_k: QueryAtLeastOne | None = Field(default=None, description=TOP_K)
+    metadata: MetadataText | None = Field(  # type: ignore[assignment]
+        default=None, description=METADATA_FILTER + " A JSON object.")
 
 
 class ListRequest(_Request):
@@ -106,10 +125,8 @@ class ListRequest(_Request):
 
     session_id: SessionId | None = Field(default=None, description=SESSION)
     kind: Kind | None = Field(default=None, description='Only "episodic" or only "profile".')
-    since: Instant | None = Field(default=None, description="ISO-8601 date or datetime, inclusive.")
-    until: Instant | None = Field(
-        default=None, description="ISO-8601 date or datetime, inclusive (a date covers its day)."
-    )
+    since: Instant | None = Field(default=None, description=SINCE)
+    until: Instant | None = Field(default=None, description=UNTIL)
     limit: AtLeastOne | None = Field(default=None, description=LIMIT)
     offset: AtLeastZero | None = Field(default=None, description=OFFSET)
     sort: Sort | None = Field(
@@ -122,6 +139,9 @@ class ListRequest(_Request):
         description=f"Keywords (up to {MAX_SEARCH_CHARS} characters, at least one letter or "
         "digit); all must match, each may be a prefix.",
     )
+    tags: Tags | None = Field(default=None, description=TAGS_FILTER)
+    metadata: Metadata | None = Field(default=None, description=METADATA_FILTER)
+    as_of: Instant | None = Field(default=None, description=AS_OF)
 
 
 class ListQuery(ListRequest):
@@ -129,14 +149,27 @@ class ListQuery(ListRequest):
 
     limit: QueryAtLeastOne | None = Field(default=None, description=LIMIT)
     offset: QueryAtLeastZero | None = Field(default=None, description=OFFSET)
+    metadata: MetadataText | None = Field(  # type: ignore[assignment]
+        default=None, description=METADATA_FILTER + " A JSON object.")
 
 
 class MemoryIdRequest(_Request):
     memory_id: MemoryKey = Field(description="Full id or 12-hex ref.")
 
 
+class GetRequest(MemoryIdRequest):
+    as_of: Instant | None = Field(
+        default=None, description="The version of this memory that was current then.")
+
+
 class UpdateRequest(_Request):
     memory_id: MemoryKey = Field(description="Full id or 12-hex ref of the memory to replace.")
-    content: Content = Field(
-        description="The complete new text (at most max_memory_tokens tokens, as for a save)."
+    content: Content | None = Field(
+        default=None,
+        description="The complete new text (at most max_memory_tokens tokens, as for a save); "
+        "omitted keeps the old text (to change only tags or metadata).",
     )
+    tags: Tags | None = Field(
+        default=None, description=TAGS + " Omitted keeps the old ones; [] removes them.")
+    metadata: Metadata | None = Field(
+        default=None, description=METADATA + " Omitted keeps the old; {} removes it.")

@@ -6,7 +6,7 @@ results' fields. Error bodies too (ErrorResponse).
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -15,6 +15,8 @@ from tinycontext.app.inputs import KIND
 ID = "The memory's full id (uuid4)."
 REF = "First 12 hex characters of the id, dashes removed: accepted wherever an id is."
 TIME = "UTC timestamp `YYYY-MM-DDTHH:MM:SSZ`."
+TAGS = "The memory's tags; left out when it has none."
+METADATA = "The memory's metadata; left out when it has none."
 
 
 class _Response(BaseModel):
@@ -45,6 +47,8 @@ class SavedItem(_Response):
     notice: str | None = Field(
         default=None, description="Present for long content or when secrets were replaced."
     )
+    tags: list[str] | None = Field(default=None, description=TAGS)
+    metadata: dict[str, Any] | None = Field(default=None, description=METADATA)
 
 
 class SkippedItem(_Response):
@@ -81,6 +85,8 @@ class RecalledMemory(_Response):
     id: str = Field(description=ID)
     ref: str = Field(description=REF)
     content: str = Field(description="Full content.")
+    tags: list[str] | None = Field(default=None, description=TAGS)
+    metadata: dict[str, Any] | None = Field(default=None, description=METADATA)
 
 
 class ProfileMemory(_Response):
@@ -89,6 +95,8 @@ class ProfileMemory(_Response):
     content: str = Field(description="Full content.")
     content_tokens: int = Field(description="Token count of the content.")
     created_at: str = Field(description=TIME)
+    tags: list[str] | None = Field(default=None, description=TAGS)
+    metadata: dict[str, Any] | None = Field(default=None, description=METADATA)
 
 
 class RecallResponse(_Response):
@@ -122,6 +130,8 @@ class ListedMemory(_Response):
     created_at: str = Field(description=TIME)
     recall_count: int = Field(description="How often recall returned it.")
     last_recalled_at: str | None = Field(description="When recall last returned it, or null.")
+    tags: list[str] | None = Field(default=None, description=TAGS)
+    metadata: dict[str, Any] | None = Field(default=None, description=METADATA)
 
 
 class ListResponse(_Response):
@@ -150,6 +160,8 @@ class MemoryDetail(_Response):
     superseded_at: str | None = Field(description="When it was replaced, or null.")
     supersedes: str | None = Field(default=None, description="Ref of the version it replaced.")
     current_time: str | None = Field(default=None, description=TIME)
+    tags: list[str] = Field(default_factory=list, description="The memory's tags.")
+    metadata: dict[str, Any] = Field(default_factory=dict, description="The memory's metadata.")
 
 
 class UpdateResponse(_Response):
@@ -163,6 +175,8 @@ class UpdateResponse(_Response):
     notice: str | None = Field(
         default=None, description="Long content, replaced secrets or re-embedding notice."
     )
+    tags: list[str] | None = Field(default=None, description=TAGS)
+    metadata: dict[str, Any] | None = Field(default=None, description=METADATA)
 
 
 class DeleteResponse(_Response):

@@ -15,13 +15,14 @@ from tinycontext import native
 from tinycontext.ports.embedder import Vector
 from tinycontext.ports.store import Scope, Scored
 
+from . import dense_filtered, mirror_cells, mirror_file
 from . import ivf as sqlite_ivf
-from . import mirror_cells, mirror_file
 from .connection import ConnectionPool
+from .filtering import history_id, where_sql
 from .ivf import CELL_BITS, IvfIndex, count_ttl
 from .mirror import MAX_MIRROR_BYTES, VectorMirror
 from .mirror_view import MirrorUnusable, mirror_bytes
-from .rows import COLUMNS, memory_from_row, padded, scope_sql
+from .rows import COLUMNS, WIDTH, memory_from_row, padded, scope_sql
 
 # Exact cosine is computed on twice as many sign-bit candidates as asked for (at least
 # MIN_RERANK); in scopes smaller than that every vector is scored exactly. Past
@@ -79,10 +80,20 @@ class DenseRetrieval:
                 if dims:
                     self._group(conn, mirror, dims)
 
+    @property
+    def pool(self) -> ConnectionPool:
+        return self._pool
+
     def nearest(self, vector: Vector, model_key: str, scope: Scope, limit: int) -> list[Scored]:
         model_id = self._model_id(model_key)
         if model_id is None:
             return []
+        if scope.filters:
+            with self._pool.lease() as conn:
+                mirror = self._mirrors.get(model_id)
+                size = mirror.size() if mirror is not None else None
+                rows = size if size is not None else self._ivf.rows(conn, model_id)
+            return dense_filtered.nearest(self, vector, model_key, scope, limit, rows)
         with self._pool.lease() as conn:
             mirror = self._mirror(conn, model_id, len(vector) // 4)
             if mirror is None:
@@ -102,6 +113,19 @@ class DenseRetrieval:
                 return [self._sql_nearest(conn, model_id, v, scope, limit) for v in vectors]
             seqs = mirror.candidates_many(vectors, [sign_bits(v) for v in vectors], scope, limit)
         return self._exact_many(seqs, vectors, model_key, scope, limit)
+
+    def mirror_for(
+        self, model_key: str, dims: int, history: bool = False
+    ) -> VectorMirror | None:
+        """The model's mirror (of replaced versions: `history`) brought up to date, or None
+        (no vectors, or search in SQL)."""
+        model_id = self._model_id(model_key)
+        if model_id is None:
+            return None
+        if history:
+            model_id = history_id(model_id)
+        with self._pool.lease() as conn:
+            return self._mirror(conn, model_id, dims)
 
     def _mirror(self, conn: Any, model_id: int, dims: int) -> VectorMirror | None:
         """The model's in-memory mirror brought up to date, or None to search in SQL (too
@@ -164,16 +188,20 @@ class DenseRetrieval:
         if not seqs:
             return []
         where, params = scope_sql(scope, "m")
+        # Live, or under a filter (its candidates): the filter's conditions hold for each.
+        life, life_params = where_sql(scope.filters, "m")
         rows = self._pool.read(
             f"SELECT {COLUMNS}, 1.0 - vec_distance_cosine(m.embedding, ?) AS similarity "
             # CROSS JOIN pins the candidate list as the outer loop (one seek per candidate);
             # a variant without ORDER BY was planned as a scan of memories: 400 ms at 20k.
             "FROM json_each(?) j CROSS JOIN memories m ON m.seq = j.value "
-            f"WHERE m.superseded_by IS NULL AND m.embedding_model = ?{where} "
+            f"WHERE m.embedding_model = ?{life}{where} "
             "ORDER BY similarity DESC, m.created_at DESC, m.id LIMIT ?",
-            [vector, json.dumps(seqs), model_key, *params, limit],
+            [vector, json.dumps(seqs), model_key, *life_params, *params, limit],
         )
-        return [Scored(memory_from_row(r), float(r[12])) for r in rows]
+        return [Scored(memory_from_row(r), float(r[WIDTH])) for r in rows]
+
+    exact_order = _exact  # the filtered search's last step (dense_filtered._few)
 
     def _exact_many(
         self, seqs: Sequence[list[int]], vectors: Sequence[Vector], model_key: str,
@@ -199,11 +227,11 @@ class DenseRetrieval:
         # ORDER BY similarity DESC, created_at DESC, id: stable sorts, last key first.
         rows.sort(key=lambda r: r[0])
         rows.sort(key=lambda r: r[4], reverse=True)
-        rows.sort(key=lambda r: r[12], reverse=True)
+        rows.sort(key=lambda r: r[WIDTH], reverse=True)
         out: list[list[Scored]] = [[] for _ in vectors]
         for r in rows:
-            if len(out[r[13]]) < limit:
-                out[r[13]].append(Scored(memory_from_row(r), float(r[12])))
+            if len(out[r[WIDTH + 1]]) < limit:
+                out[r[WIDTH + 1]].append(Scored(memory_from_row(r), float(r[WIDTH])))
         return out
 
     def _sql_nearest(
@@ -254,7 +282,7 @@ class DenseRetrieval:
             "ORDER BY similarity DESC, m.created_at DESC, m.id LIMIT ?",
             [*source_params, *params, sign_bits(vector), rerank, vector, limit],
         )
-        return [Scored(memory_from_row(r), float(r[12])) for r in rows]
+        return [Scored(memory_from_row(r), float(r[WIDTH])) for r in rows]
 
     def _scope_rows(self, conn: Any, model_id: int, scope: Scope) -> int:
         if scope.session_id is None and not scope.exact and scope.kind == "episodic":

@@ -11,7 +11,8 @@ from tinycontext.ports.embedder import Vector
 from tinycontext.ports.store import Page, Scored
 
 from .connection import ConnectionPool
-from .rows import COLUMNS, memory_from_row
+from .filtering import filter_sql, lifecycle_sql
+from .rows import COLUMNS, WIDTH, memory_from_row
 from .search import fts_all_prefixes
 
 LIST_BM25 = "bm25(memory_fts, 1.0, 0.0, 0.0)"  # list search ranks by the words as written
@@ -19,9 +20,15 @@ LIST_BM25 = "bm25(memory_fts, 1.0, 0.0, 0.0)"  # list search ranks by the words 
 
 def browse(pool: ConnectionPool, query: ListQuery) -> Page:
     """A page of memories filtered and sorted for listing (the Store port's browse)."""
-    live = "NOT NULL" if query.superseded else "NULL"
-    joins, where = "", f" WHERE m.superseded_by IS {live}"
     params: list[Any] = []
+    if query.superseded:
+        joins, where = "", " WHERE m.superseded_by IS NOT NULL"
+    else:
+        life, params = lifecycle_sql(query.filters, "m")
+        joins, where = "", " WHERE 1 = 1" + life
+    labels, label_params = filter_sql(query.filters, "m")
+    where += labels
+    params += label_params
     if query.search:
         joins = " JOIN memory_fts ON memory_fts.rowid = m.seq"
         where += " AND memory_fts MATCH ?"
@@ -63,7 +70,8 @@ def browse(pool: ConnectionPool, query: ListQuery) -> Page:
         [*params, query.limit, query.offset],
     )
     return Page(
-        [Scored(memory_from_row(r), float(r[12]) if r[12] is not None else 0.0) for r in rows],
+        [Scored(memory_from_row(r), 0.0 if r[WIDTH] is None else float(r[WIDTH]))
+         for r in rows],
         int(total),
     )
 
@@ -91,6 +99,6 @@ def export_page(
         [*params, limit],
     )
     return [
-        (int(r[12]), memory_from_row(r), None if r[13] is None else bytes(r[13]))
+        (int(r[WIDTH]), memory_from_row(r), None if r[WIDTH + 1] is None else bytes(r[WIDTH + 1]))
         for r in rows
     ]

@@ -278,6 +278,24 @@ class VectorMirror:
             out.append(rescore(view, slots, query, limit))
         return out
 
+    def rank(self, query: bytes, seqs: Sequence[int], scope: Scope, limit: int) -> list[int]:
+        """Of the given seqs (a filter's rows), the `limit` in scope nearest to `query` by
+        their int8 codes; seqs the mirror does not hold are left out."""
+        np = native.numpy()
+
+        view = self._view
+        if view is None or not seqs:
+            return []
+        with self._lock:  # the positions are changed by syncs
+            positions = self._positions()
+            slots = np.fromiter((positions.get(s, -1) for s in seqs), np.int64, len(seqs))
+        slots = slots[slots >= 0]
+        mask = scope_mask(view, scope)
+        if mask is None or not len(slots):
+            return []
+        return rescore(view, slots[mask[slots]], query, limit)
+
+
 def _allocate(bits: bytes, codes: bytes | None, capacity: int) -> View:
     if codes is None or len(bits) >= 8192:  # Hamming distances must fit in uint16
         raise MirrorUnusable

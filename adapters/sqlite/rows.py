@@ -6,14 +6,18 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from tinycontext.domain.labels import read_metadata, read_tags
 from tinycontext.domain.memory import Memory
 from tinycontext.ports.embedder import Vector
 from tinycontext.ports.store import Scope
 
 COLUMNS = (
     "m.id, m.content, m.kind, m.session_id, m.created_at, m.content_tokens, m.recall_count, "
-    "m.last_recalled_at, m.superseded_by, m.superseded_at, m.supersedes, m.embedding_model"
+    "m.last_recalled_at, m.superseded_by, m.superseded_at, m.supersedes, m.embedding_model, "
+    "m.tags, m.metadata"
 )
+WIDTH = 14
+"""Columns of COLUMNS: what a query selects after them starts at this index."""
 
 
 def padded(vector: Vector) -> Vector:
@@ -24,7 +28,7 @@ def padded(vector: Vector) -> Vector:
 
 
 def memory_from_row(row: Sequence[Any]) -> Memory:
-    return Memory(*row[:12])
+    return Memory(*row[:12], tags=read_tags(row[12]), metadata=read_metadata(row[13]))
 
 
 def scope_sql(scope: Scope, alias: str) -> tuple[str, list[Any]]:

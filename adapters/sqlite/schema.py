@@ -10,7 +10,11 @@ index with three columns: `terms` (the words as written, for list search and its
 `stems` (stemmed words, for recall) and `context` (the stemmed words of the context memory),
 and `memory_tokens`, the token sign bits that late interaction rescores with. Version 7
 adds partial indexes for browsing large stores (stale order, kind and time, sessions, replaced
-versions).
+versions). Version 8 adds tags and metadata (JSON in the row; `memory_labels` indexes each
+tag and metadata pair for filters, domain.labels) and fills in the supersede time of versions
+replaced before it was kept reliably, from their successor's creation; an index on it serves
+"as of" reads of replaced versions, whose vectors stay in `vector_index` under the negative
+model id.
 Existing memories get as context the memory saved before them in their session, within the
 default window; it needs the `tinycontext_stems` SQL function (sqlite_connection.py).
 """
@@ -164,6 +168,28 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
         "WHERE superseded_by IS NOT NULL",
         "CREATE INDEX IF NOT EXISTS memories_live_session ON memories(session_id, superseded_by) "
         "WHERE superseded_by IS NULL AND session_id IS NOT NULL",
+    ),
+    (
+        "ALTER TABLE memories ADD COLUMN tags TEXT",
+        "ALTER TABLE memories ADD COLUMN metadata TEXT",
+        # One row per tag (`#tag`) or metadata pair (`@key=value`) of a memory.
+        "CREATE TABLE IF NOT EXISTS memory_labels (label TEXT NOT NULL, seq INTEGER NOT NULL, "
+        "PRIMARY KEY (label, seq)) WITHOUT ROWID",
+        "UPDATE memories SET superseded_at = (SELECT s.created_at FROM memories s "
+        "WHERE s.id = memories.superseded_by) "
+        "WHERE superseded_by IS NOT NULL AND superseded_at IS NULL",
+        "CREATE INDEX IF NOT EXISTS memories_replaced_until ON memories(superseded_at, "
+        "created_at) WHERE superseded_by IS NOT NULL",
+        # Replaced versions' vectors, under their model's negative id: "as of" searches them
+        # with a mirror of their own (live searches ask for positive ids only). Sign bits
+        # are taken of the vector zero-padded to a multiple of 8 dimensions (rows.padded).
+        "INSERT OR IGNORE INTO vector_index(seq, model_id, kind, session_id, bits, cell_key, "
+        "codes) SELECT m.seq, -e.id, m.kind, m.session_id, vec_quantize_binary("
+        "CASE WHEN length(m.embedding) % 32 = 0 THEN m.embedding ELSE m.embedding || "
+        "zeroblob(32 - length(m.embedding) % 32) END), "
+        "0, vec_quantize_int8(m.embedding, 'unit') FROM memories m "
+        "JOIN embedding_models e ON e.key = m.embedding_model "
+        "WHERE m.superseded_by IS NOT NULL AND m.embedding IS NOT NULL",
     ),
 )
 

@@ -14,9 +14,10 @@ from tinycontext.ports.store import Scope, Scored
 
 from .connection import ConnectionPool
 from .dense import DenseRetrieval
+from .filtering import where_sql
 from .ivf import IvfIndex
 from .pages import varint
-from .rows import COLUMNS, memory_from_row, scope_sql
+from .rows import COLUMNS, WIDTH, memory_from_row, scope_sql
 
 # Recall's BM25 over the columns (terms, stems, context): stems at 1, context lower.
 RECALL_BM25 = f"bm25(memory_fts, 0.0, 1.0, {KEYWORD_CONTEXT_WEIGHT})"
@@ -127,7 +128,8 @@ class Retrieval(DenseRetrieval):
         # Recall reads the stems of the memory's own words and of its save-time context.
         match = f"{{stems context}} : ({any_word})"
         where, params = scope_sql(scope, "m")
-        if scope.session_id is None and not scope.exact:
+        life, life_params = where_sql(scope.filters, "m")
+        if scope.session_id is None and not scope.exact and not scope.filters:
             # Whole store: nearly every match is in scope, so rank inside FTS5 first and
             # look up only the best rows (one memories lookup per row is the main cost).
             wanted = 2 * limit + 20
@@ -140,15 +142,18 @@ class Retrieval(DenseRetrieval):
                 [match, wanted, *params, limit],
             )
             if len(rows) == limit or not self._more_matches(match, wanted):
-                return [Scored(memory_from_row(r), float(r[12])) for r in rows]
+                return [Scored(memory_from_row(r), float(r[WIDTH])) for r in rows]
+        # With a filter the keyword index must still drive (CROSS JOIN pins it outside): a
+        # walk of a tag's rows asking FTS5 about each would cost a full match per row.
+        join = "CROSS JOIN" if scope.filters else "JOIN"
         rows = self._pool.read(
             f"SELECT {COLUMNS}, -{RECALL_BM25} AS score FROM memory_fts "
-            "JOIN memories m ON m.seq = memory_fts.rowid "
-            f"WHERE memory_fts MATCH ? AND m.superseded_by IS NULL{where} "
+            f"{join} memories m ON m.seq = memory_fts.rowid "
+            f"WHERE memory_fts MATCH ?{life}{where} "
             f"ORDER BY {RECALL_BM25}, m.created_at DESC, m.id LIMIT ?",
-            [match, *params, limit],
+            [match, *life_params, *params, limit],
         )
-        return [Scored(memory_from_row(r), float(r[12])) for r in rows]
+        return [Scored(memory_from_row(r), float(r[WIDTH])) for r in rows]
 
     def _more_matches(self, match: str, than: int) -> bool:
         found = self._pool.read(

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from tinycontext.domain.errors import MemoryAlreadySupersededError
+from tinycontext.domain.labels import metadata_json, tags_json
 from tinycontext.domain.listing import ListQuery
 from tinycontext.domain.memory import Memory, ref_of
 from tinycontext.domain.text import searchable_text, stemmed_terms
@@ -16,8 +17,9 @@ from tinycontext.ports.store import NewMemory, Page, Scope, Scored, Store
 from . import context as sqlite_context
 from . import listing as sqlite_listing
 from .connection import ConnectionPool
+from .filtering import drop_labels, history_id, write_labels
 from .ivf import IvfIndex
-from .rows import COLUMNS, memory_from_row, padded
+from .rows import COLUMNS, WIDTH, memory_from_row, padded
 from .search import Retrieval
 
 
@@ -48,7 +50,13 @@ class SqliteStore(Store):
         known: dict[str, int] | None = None,
     ) -> None:
         model_id = self._model_id(conn, memory.embedding_model or "", known)
-        clustering = self._ivf.current(conn, model_id)
+        # Replaced versions keep their vector under the model's negative id ("as of" reads
+        # them through a mirror of their own): searches of live memories never see them.
+        clustering = None
+        if memory.superseded_by is not None:
+            model_id = history_id(model_id)
+        else:
+            clustering = self._ivf.current(conn, model_id)
         conn.execute(
             "INSERT OR REPLACE INTO vector_index"
             "(seq, model_id, kind, session_id, bits, cell_key, codes)"
@@ -69,15 +77,18 @@ class SqliteStore(Store):
         cur = conn.execute(
             "INSERT INTO memories(id, ref, content, kind, session_id, created_at, content_tokens,"
             " recall_count, last_recalled_at, superseded_by, superseded_at, supersedes,"
-            " embedding, embedding_model, context_id) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            " embedding, embedding_model, context_id, tags, metadata)"
+            " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
             (
                 m.id, ref_of(m.id), m.content, m.kind, m.session_id, m.created_at,
                 m.content_tokens, m.recall_count, m.last_recalled_at, m.superseded_by,
                 m.superseded_at, m.supersedes, item.vector,
                 m.embedding_model if item.vector is not None else None, item.context_id,
+                tags_json(m.tags), metadata_json(m.metadata) if m.metadata else None,
             ),
         )
         seq = cur.lastrowid
+        write_labels(conn, seq, m)
         conn.execute(
             "INSERT INTO memory_fts(rowid, terms, stems, context) VALUES (?, ?, ?, ?)",
             (seq, searchable_text(m.content), stemmed_terms(m.content),
@@ -85,7 +96,7 @@ class SqliteStore(Store):
         )
         if item.tokens is not None:
             conn.execute("INSERT INTO memory_tokens(seq, bits) VALUES (?, ?)", (seq, item.tokens))
-        if item.vector is not None and m.superseded_by is None:
+        if item.vector is not None:
             self._index_vector(conn, seq, m, item.vector, known)
         if m.session_id is not None and (sessions is None or m.session_id not in sessions):
             conn.execute("INSERT OR IGNORE INTO sessions(session_id) VALUES (?)", (m.session_id,))
@@ -187,17 +198,21 @@ class SqliteStore(Store):
                     f"Memory {ref_of(old_id)} was replaced meanwhile; update the newer version."
                 )
             conn.execute(
-                "DELETE FROM vector_index WHERE seq = (SELECT seq FROM memories WHERE id = ?)",
+                "UPDATE vector_index SET model_id = -model_id, cell_key = 0 "
+                "WHERE seq = (SELECT seq FROM memories WHERE id = ?) AND model_id > 0",
                 (old_id,),
             )
             self._insert(conn, new)
 
     def delete(self, memory_id: str, predecessor_id: str | None, successor_id: str | None) -> None:
         with self._pool.write() as conn:
-            row = conn.execute("SELECT seq FROM memories WHERE id = ?", (memory_id,)).fetchone()
+            row = conn.execute(
+                f"SELECT {COLUMNS}, m.seq FROM memories m WHERE m.id = ?", (memory_id,)
+            ).fetchone()
             if row is None:
                 return
-            seq = row[0]
+            seq = row[WIDTH]
+            drop_labels(conn, seq, memory_from_row(row))
             sqlite_context.forget(conn, memory_id)
             conn.execute("DELETE FROM memory_fts WHERE rowid = ?", (seq,))
             conn.execute("DELETE FROM memory_tokens WHERE seq = ?", (seq,))
@@ -228,8 +243,8 @@ class SqliteStore(Store):
                 f"SELECT {COLUMNS}, m.seq, m.embedding FROM memories m WHERE m.id = ?",
                 (predecessor_id,),
             ).fetchone()
-            if back is not None and back[13] is not None:
-                self._index_vector(conn, back[12], memory_from_row(back), back[13])
+            if back is not None and back[WIDTH + 1] is not None:
+                self._index_vector(conn, back[WIDTH], memory_from_row(back), back[WIDTH + 1])
 
     def pending_embeddings(self, model_key: str, limit: int) -> list[Memory]:
         # The upkeep asks after every few seconds of writes. Index ranges say "none" at once;
@@ -275,8 +290,8 @@ class SqliteStore(Store):
                 row = conn.execute(
                     f"SELECT {COLUMNS}, m.seq FROM memories m WHERE m.id = ?", (memory_id,)
                 ).fetchone()
-                if row is not None and row[8] is None:
-                    self._index_vector(conn, row[12], memory_from_row(row), vector, known)
+                if row is not None:
+                    self._index_vector(conn, row[WIDTH], memory_from_row(row), vector, known)
 
     def export_page(
         self, after: int, limit: int, session_id: str | None

@@ -99,7 +99,8 @@ def create_ui_app(source: Source, *, token: str | None = None, hosts: list[str] 
         return page(request, "overview.html", data=queries.overview(get_service(), operator()))
 
     def memories(request: Request) -> Response:
-        filters = {k: _text(request, k) for k in ("session", "kind", "since", "until", "sort")}
+        filters = {k: _text(request, k)
+                   for k in ("session", "kind", "since", "until", "sort", "tags", "as_of")}
         search = _text(request, "q")
         superseded = request.query_params.get("show") == "superseded"
         number = _number(request, "page", 1) or 1
@@ -122,8 +123,9 @@ def create_ui_app(source: Source, *, token: str | None = None, hosts: list[str] 
                     top_k=top_k, max_tokens=budget)
 
     def detail(request: Request) -> Response:
-        data = queries.detail(get_service(), request.path_params["memory_id"])
-        return page(request, "detail.html", data=data,
+        as_of = _text(request, "as_of")
+        data = queries.detail(get_service(), request.path_params["memory_id"], as_of)
+        return page(request, "detail.html", data=data, as_of=as_of,
                     notice=NOTICES.get(request.query_params.get("done", "")))
 
     def confirm_delete(request: Request) -> Response:
@@ -147,7 +149,9 @@ def create_ui_app(source: Source, *, token: str | None = None, hosts: list[str] 
         fields = await form(request)
         memory_id = request.path_params["memory_id"]
         content = fields.get("content", "")
-        result = await _threaded(lambda: queries.update(get_service(), memory_id, content))
+        tags = fields.get("tags")
+        result = await _threaded(
+            lambda: queries.update(get_service(), memory_id, content, tags))
         return RedirectResponse(f"{base(request)}/memory/{quote(result['id'])}?done=updated",
                                 status_code=303)
 

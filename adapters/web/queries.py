@@ -20,6 +20,7 @@ from typing import Any
 from tinycontext.app.management import single_store_facts
 from tinycontext.app.service import MemoryService
 from tinycontext.app.service_source import Source, service_source
+from tinycontext.domain.filters import build_filter
 from tinycontext.domain.listing import ListQuery, build_list_query, preview
 from tinycontext.domain.records import record
 
@@ -36,18 +37,29 @@ def service_getter(source: Source) -> Callable[[], MemoryService]:
     return service_source(source)
 
 
+def split_tags(text: str | None) -> list[str] | None:
+    """Tags as a person types them in one field: separated by commas or spaces."""
+    if text is None:
+        return None
+    return [t for t in text.replace(",", " ").split() if t]
+
+
 def memories_page(
     service: MemoryService, *, session: str | None, kind: str | None, since: str | None,
     until: str | None, sort: str | None, search: str | None, superseded: bool, page: int,
+    tags: str | None = None, as_of: str | None = None,
 ) -> dict[str, Any]:
     """One page of the Memories table: the page's own rows only (LIMIT/OFFSET over an index,
     one row more to know whether a next page exists); the total is counted separately and
-    cached (a count reads every matching row)."""
+    cached (a count reads every matching row). `tags` (all of them) and `as_of` (the
+    versions current then) filter as list_memories does."""
     offset = (page - 1) * PAGE_SIZE
     query = build_list_query(session, kind, since, until, PAGE_SIZE + 1, offset,
                              "stale" if sort == "recalled" else sort, search)
-    query = replace(query, superseded=superseded, count=False,
-                    sort="recalled" if sort == "recalled" else query.sort)
+    filters = build_filter(tags=split_tags(tags), as_of=as_of)
+    query = replace(query, superseded=superseded and not filters.as_of, count=False,
+                    sort="recalled" if sort == "recalled" else query.sort,
+                    filters=filters or None)
     found = service.browse(query).memories  # session_not_found as list_memories says it
     rows = [_entry(hit.memory) for hit in found[:PAGE_SIZE]]
     total = _count(service, replace(query, limit=0, offset=0, count=True, sort="recent"))
@@ -83,7 +95,8 @@ def _entry(m: Any) -> dict[str, Any]:
     return {"id": m.id, "ref": m.ref, "session_id": m.session_id, "kind": m.kind,
             "content": text, "preview_truncated": cut, "content_tokens": m.content_tokens,
             "created_at": m.created_at, "recall_count": m.recall_count,
-            "last_recalled_at": m.last_recalled_at, "superseded": m.superseded_by is not None}
+            "last_recalled_at": m.last_recalled_at, "superseded": m.superseded_by is not None,
+            "tags": list(m.tags)}
 
 
 def ask(service: MemoryService, question: str, session: str | None, top_k: int | None,
@@ -103,9 +116,10 @@ def ask(service: MemoryService, question: str, session: str | None, top_k: int |
                                else None)}
 
 
-def detail(service: MemoryService, memory_id: str) -> dict[str, Any]:
-    """One memory in full, its older and newer versions, and what deleting it would do."""
-    memory = service.get_memory(memory_id)
+def detail(service: MemoryService, memory_id: str, as_of: str | None = None) -> dict[str, Any]:
+    """One memory in full, its older and newer versions, and what deleting it would do;
+    with `as_of`, the version of it that was current then."""
+    memory = service.get_memory(memory_id, as_of)
     older: list[dict[str, Any]] = []
     newer: list[dict[str, Any]] = []
     step = memory
@@ -124,9 +138,12 @@ def detail(service: MemoryService, memory_id: str) -> dict[str, Any]:
             "restores": restores}
 
 
-def update(service: MemoryService, memory_id: str, content: str) -> dict[str, Any]:
+def update(service: MemoryService, memory_id: str, content: str,
+           tags: str | None = None) -> dict[str, Any]:
+    """A new version with `content` and the tags typed in (None: the old tags)."""
     _forget_overview(service)
-    return service.update_memory(memory_id, content)
+    return service.update_memory(memory_id, content, split_tags(tags) if tags is not None
+                                 else None)
 
 
 def delete(service: MemoryService, memory_id: str) -> dict[str, Any]:

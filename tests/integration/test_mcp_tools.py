@@ -23,10 +23,11 @@ from tinycontext.entry.container import build_service
 
 TOOLS = {
     "save_memories": ["memories"],
-    "recall_memories": ["query", "top_k"],
-    "list_memories": ["kind", "since", "until", "limit", "offset", "sort", "search"],
-    "get_memory": ["memory_id"],
-    "update_memory": ["memory_id", "content"],
+    "recall_memories": ["query", "top_k", "tags", "metadata", "since", "until", "as_of"],
+    "list_memories": ["kind", "since", "until", "limit", "offset", "sort", "search", "tags",
+                      "metadata", "as_of"],
+    "get_memory": ["memory_id", "as_of"],
+    "update_memory": ["memory_id", "content", "tags", "metadata"],
     "delete_memory": ["memory_id"],
 }
 
@@ -67,7 +68,7 @@ def test_tool_names_parameters_and_prompts(service: MemoryService) -> None:
     required = {t.name: sorted(t.input_schema.get("required", [])) for t in tools}
     assert required == {"save_memories": ["memories"], "recall_memories": [],
                         "list_memories": [], "get_memory": ["memory_id"],
-                        "update_memory": ["content", "memory_id"], "delete_memory": ["memory_id"]}
+                        "update_memory": ["memory_id"], "delete_memory": ["memory_id"]}
     by_name = {t.name: t for t in tools}
     for tool in tools:
         assert len(tool.description or "") > 200

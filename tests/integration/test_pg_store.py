@@ -366,6 +366,9 @@ def test_upgrade_to_v2_backfills_stems_and_context_per_tenant(pg_database: str) 
         conn.execute("ALTER TABLE tinycontext.memories DROP COLUMN context_id, "
                      "DROP COLUMN token_bits")
         conn.execute("ALTER TABLE tinycontext.memory_terms DROP COLUMN recall")
+        conn.execute("DROP TABLE tinycontext.memory_labels")  # and what version 3 added
+        conn.execute("DROP INDEX tinycontext.memories_replaced_until")
+        conn.execute("ALTER TABLE tinycontext.memories DROP COLUMN tags, DROP COLUMN metadata")
         conn.execute("DELETE FROM tinycontext.schema_version WHERE version > 1")
     store, other = PostgresStore(pg_database), PostgresStore(pg_database, tenant="t2")
     assert store.contexts([first.id, second.id, later.id]) == {
@@ -376,3 +379,31 @@ def test_upgrade_to_v2_backfills_stems_and_context_per_tenant(pg_database: str) 
         mid(4)]
     store.close()
     other.close()
+
+
+def test_upgrade_to_v3_adds_tags_and_supersede_times(pg_database: str) -> None:
+    from dataclasses import replace as changed
+
+    from tinycontext.domain.filters import build_filter
+    from tinycontext.ports.store import Scope
+
+    store = PostgresStore(pg_database)
+    store.add([new(mem(1, "the office is in berlin", created="2026-01-01T08:00:00Z"))])
+    store.supersede(mid(1), new(mem(2, "the office is in paris", created="2026-02-01T08:00:00Z",
+                                    supersedes=mid(1))), "2026-02-01T08:00:00Z")
+    store.close()
+    with admin(pg_database) as conn:  # back to what schema version 2 wrote
+        conn.execute("DROP TABLE tinycontext.memory_labels")
+        conn.execute("DROP INDEX tinycontext.memories_replaced_until")
+        conn.execute("ALTER TABLE tinycontext.memories DROP COLUMN tags, DROP COLUMN metadata")
+        conn.execute("UPDATE tinycontext.memories SET superseded_at = NULL")
+        conn.execute("DELETE FROM tinycontext.schema_version WHERE version > 2")
+    store = PostgresStore(pg_database)
+    [old] = store.find(mid(1), is_ref=False)
+    assert old.superseded_at == "2026-02-01T08:00:00Z" and old.tags == ()
+    then = Scope("episodic", filters=build_filter(as_of="2026-01-15"))
+    assert [h.memory.id for h in store.nearest(vec("office"), KEY, then, 5)] == [mid(1)]
+    store.add([new(changed(mem(3, "lunch at noon"), tags=("office",)))])
+    tagged = Scope("episodic", filters=build_filter(tags=["office"]))
+    assert [h.memory.id for h in store.keyword_search([["lunch"]], tagged, 5)] == [mid(3)]
+    store.close()

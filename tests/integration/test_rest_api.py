@@ -160,7 +160,7 @@ def test_internal_errors_leak_nothing(tmp_path: Path, caplog: pytest.LogCaptureF
     ("get", "/list_memories", {"params": {"colour": "red"}}),
     ("post", "/get_memory", {"json": {}}),
     ("get", "/get_memory", {"params": {}}),
-    ("post", "/update_memory", {"json": {"memory_id": "abc"}}),
+    ("post", "/update_memory", {"json": {"memory_id": "abc", "content": 5}}),
     ("post", "/delete_memory", {"json": ["abc"]}),
 ])
 def test_malformed_requests_get_422(api: httpx.Client, method: str, path: str,

@@ -253,6 +253,10 @@ def test_upgrade_to_v6_fills_stems_and_save_time_context(db_path: Path) -> None:
     conn = sqlite_driver.sqlite_module().connect(str(db_path))  # back to version 5's layout
     sqlite_driver.load_vector_extension(conn)
     conn.execute("DROP TABLE memory_tokens")
+    conn.execute("DROP TABLE memory_labels")  # and what version 8 added
+    conn.execute("DROP INDEX memories_replaced_until")
+    conn.execute("ALTER TABLE memories DROP COLUMN tags")
+    conn.execute("ALTER TABLE memories DROP COLUMN metadata")
     conn.execute("DROP INDEX memories_context")
     conn.execute("ALTER TABLE memories DROP COLUMN context_id")
     conn.execute("CREATE VIRTUAL TABLE old_fts USING fts5(terms, "

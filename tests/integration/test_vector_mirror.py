@@ -219,6 +219,10 @@ def test_a_version_4_store_gets_codes_and_the_log(tmp_path: Path) -> None:
     conn.execute("ALTER TABLE vector_index DROP COLUMN codes")
     conn.execute("DROP INDEX memories_context")  # and what version 6 added
     conn.execute("ALTER TABLE memories DROP COLUMN context_id")
+    conn.execute("DROP TABLE memory_labels")  # and version 8
+    conn.execute("DROP INDEX memories_replaced_until")
+    conn.execute("ALTER TABLE memories DROP COLUMN tags")
+    conn.execute("ALTER TABLE memories DROP COLUMN metadata")
     conn.execute("PRAGMA user_version = 4")
     store.close()
 

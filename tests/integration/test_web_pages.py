@@ -107,7 +107,7 @@ def test_superseded_filter_and_detail_chain(client, service):
     detail = client.get(f"/memory/{new}").text
     assert "Thursdays" in detail and "Fridays" in detail and "older" in detail
     old_page = client.get(f"/memory/{old}").text
-    assert "was replaced" in old_page and 'action="/memory/' not in old_page.split("Delete")[0]
+    assert "was replaced" in old_page and '/edit"' not in old_page.split("Delete")[0]
 
 
 def test_ask_shows_order_scores_budget_and_profile_without_counting(client, service):

@@ -161,7 +161,7 @@ def test_get_memory_fields(svc, clock):
         "content": "The project uses SQLite.", "content_tokens": 4,
         "created_at": "2026-07-31T10:15:00Z", "recall_count": 0, "last_recalled_at": None,
         "superseded_by": None, "superseded_at": None, "supersedes": None,
-        "current_time": "2026-07-31T10:15:00Z",
+        "current_time": "2026-07-31T10:15:00Z", "tags": [], "metadata": {},
     }
     assert svc.get_memory(m["id"].upper())["id"] == m["id"]
 

@@ -12,6 +12,7 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, WithJsonSchema
 
+from tinycontext.domain.labels import MAX_METADATA_BYTES, MAX_TAGS, TAG_PATTERN
 from tinycontext.domain.limits import MAX_INTEGER
 from tinycontext.domain.memory import KINDS, VISIBLE_PATTERN
 
@@ -44,6 +45,27 @@ Content = Annotated[str, stated({"type": "string", "minLength": 1, "pattern": VI
 Kind = Annotated[str, stated({"type": "string", "enum": list(KINDS)})]
 
 
+# Tags and metadata: the engine normalises and checks them (invalid_request naming the bad
+# one); the schema states the rules.
+Tags = Annotated[list[str], stated({
+    "type": "array", "maxItems": MAX_TAGS,
+    "items": {"type": "string", "maxLength": 64, "pattern": TAG_PATTERN.replace("a-z", "a-zA-Z")},
+})]
+MetadataValue = str | bool | int | float
+Metadata = Annotated[dict[str, MetadataValue], stated({
+    "type": "object", "additionalProperties": {"type": ["string", "number", "boolean"]},
+    "description": f"Flat: string keys to strings, numbers or booleans; at most "
+    f"{MAX_METADATA_BYTES} bytes as JSON.",
+})]
+TAGS = ("Up to 16 short labels (letters, digits, . _ : / -; lower-cased), e.g. "
+        "['project:billing', 'decision'].")
+METADATA = "Flat object of string keys to strings, numbers or booleans (at most 1 KB)."
+TAGS_FILTER = "Only memories carrying every one of these tags."
+METADATA_FILTER = "Only memories whose metadata has each of these key/value pairs."
+AS_OF = ("ISO-8601 date or datetime: the versions that were current then (a date means the "
+         "end of that day); deleted memories are gone.")
+
+
 class MemoryItem(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -53,3 +75,5 @@ class MemoryItem(BaseModel):
         "memory_too_large). Control characters other than tab and line breaks are removed."
     )
     kind: Kind | None = Field(default=None, description=KIND)
+    tags: Tags | None = Field(default=None, description=TAGS)
+    metadata: Metadata | None = Field(default=None, description=METADATA)

@@ -25,7 +25,7 @@ MEDIA_TYPE = "application/vnd.tinysuite.manage+json"
 BASE = "tinycontext://manage"
 MANIFEST_URI = f"{BASE}/manifest"
 MEMORIES_URI = f"{BASE}/memories"
-MEMORIES_TEMPLATE = MEMORIES_URI + "{?page,page_size,search,kind,order,session}"
+MEMORIES_TEMPLATE = MEMORIES_URI + "{?page,page_size,search,kind,order,session,tags}"
 DETAIL_TEMPLATE = MEMORIES_URI + "/{memory_id}"
 OVERVIEW_URI = f"{BASE}/overview"
 SERVICE_URI = f"{BASE}/service"
@@ -41,6 +41,7 @@ COLUMNS = [
     {"key": "recall_count", "title": "Recalled", "type": "integer"},
     {"key": "last_recalled_at", "title": "Last recalled", "type": "datetime", "nullable": True},
     {"key": "content_tokens", "title": "Tokens", "type": "integer"},
+    {"key": "tags", "title": "Tags", "type": "list", "nullable": True},
 ]
 ACTIONS = [
     {"id": "edit", "title": "Edit", "tool": "update_memory",
@@ -96,18 +97,21 @@ def memories_view(
     kind: str | None = None,
     order: str | None = None,
     session: str | None = None,
+    tags: str | None = None,
 ) -> dict[str, Any]:
-    """A page of live memories: keyword search best match first, kind and order filters."""
+    """A page of live memories: keyword search best match first, kind, order and tag
+    filters (`tags`: comma-separated, every one must be present)."""
     size = _whole(page_size, "page_size", DEFAULT_PAGE_SIZE, 1, MAX_PAGE_SIZE)
     # The last page whose offset still fits in 64 bits.
     number = _whole(page, "page", 1, 1, MAX_INTEGER // size)
     search, kind, order, session = _text(search), _text(kind), _text(order), _text(session)
+    tags = _text(tags)
     listed = service.list_page(
         session_id=session, kind=kind, limit=size, offset=(number - 1) * size, sort=order,
-        search=search,
+        search=search, tags=[t for t in tags.split(",") if t.strip()] if tags else None,
     )
     query = {"page_size": size, "search": search, "kind": kind, "order": listed.sort,
-             "session": session}
+             "session": session, "tags": tags}
     total = listed.total_count
     pages = max(1, math.ceil(total / size))
     result: dict[str, Any] = {

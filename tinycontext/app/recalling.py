@@ -5,6 +5,7 @@ from __future__ import annotations
 from tinycontext.domain import listing
 from tinycontext.domain.dates import dated_ids
 from tinycontext.domain.errors import StoreError, StoreReadOnlyError
+from tinycontext.domain.labels import MemoryFilter
 from tinycontext.domain.memory import EPISODIC, PROFILE, Memory
 from tinycontext.domain.recall import (
     LATE_DEPTH,
@@ -21,7 +22,7 @@ from tinycontext.ports.store import Scope, Scored
 
 from .core import Core
 from .rendering import PROMPT_FRAMING, Framing
-from .results import ProfileItem, RecalledItem, RecallResult, Scores
+from .results import ProfileItem, RecalledItem, RecallResult, Scores, metadata_of
 from .vectors import maxsim
 
 PROFILE_POOL_LIMIT = 200
@@ -29,10 +30,12 @@ PROFILE_POOL_LIMIT = 200
 
 def recent_recall(
     core: Core, session: str | None, budget: int, k: int, now: str,
-    framing: Framing = PROMPT_FRAMING,
+    framing: Framing = PROMPT_FRAMING, filters: MemoryFilter | None = None,
 ) -> RecallResult:
     """The newest live episodic memories that fit the budget (no embedding, no counting)."""
     query = listing.build_list_query(session, EPISODIC, None, None, k, 0, "recent", None)
+    if filters:
+        query = listing.with_filter(query, filters)
     page = core.store.browse(query)
     picked = [s.memory for s in page.memories[:k]]
     cut = budget_walk([core.cost(m, framing) for m in picked], budget)
@@ -41,7 +44,8 @@ def recent_recall(
         memories=tuple(
             RecalledItem(
                 rank=i + 1, content_tokens=m.content_tokens, created_at=m.created_at,
-                id=m.id, ref=m.ref, content=m.content,
+                id=m.id, ref=m.ref, content=m.content, tags=m.tags,
+                metadata=metadata_of(m.metadata),
             )
             for i, m in enumerate(picked[: cut.count])
         ),
@@ -50,12 +54,13 @@ def recent_recall(
 
 def semantic_recall(
     core: Core, query: str, session: str | None, budget: int, k: int, now: str,
-    count: bool = True, framing: Framing = PROMPT_FRAMING,
+    count: bool = True, framing: Framing = PROMPT_FRAMING, filters: MemoryFilter | None = None,
 ) -> RecallResult:
     """Hybrid retrieval (keyword + dense, fused, late interaction), then top_k and the budget;
-    the chosen memories are counted as recalled unless `count` is False."""
+    the chosen memories are counted as recalled unless `count` is False. Both retrievers
+    see only memories that pass `filters`."""
     pool = candidate_pool(k)
-    scope = Scope(EPISODIC, session)
+    scope = Scope(EPISODIC, session, filters=filters)
     # The keyword side needs no vector: run it while the query is embedded (both release
     # the GIL: SQLite and onnxruntime work in C).
     terms = recall_terms(query)
@@ -159,6 +164,8 @@ def semantic_recall(
                 created_at=memories[r.memory_id].created_at,
                 id=r.memory_id, ref=memories[r.memory_id].ref,
                 content=memories[r.memory_id].content,
+                tags=memories[r.memory_id].tags,
+                metadata=metadata_of(memories[r.memory_id].metadata),
             )
             for i, r in enumerate(chosen, start=1)
         ),
@@ -181,13 +188,29 @@ def count_recalls(core: Core, memory_ids: list[str], now: str) -> str | None:
     return None
 
 
-def profile_pool(core: Core, framing: Framing = PROMPT_FRAMING) -> tuple[ProfileItem, ...]:
-    """The newest profile memories that fit `profile_max_tokens`, attached to every recall."""
+def historical_notice(as_of: str | None) -> str | None:
+    """What marks an answer "as of" a past time as history."""
+    if as_of is None:
+        return None
+    return (
+        f"Historical view as of {as_of}: these are the versions that were current then; "
+        "some may have been replaced since (recall without as_of for what holds now). "
+        "Deleted memories are gone and never shown."
+    )
+
+
+def profile_pool(
+    core: Core, framing: Framing = PROMPT_FRAMING, as_of: str | None = None
+) -> tuple[ProfileItem, ...]:
+    """The newest profile memories that fit `profile_max_tokens`, attached to every recall
+    (with `as_of`, the profile as it was then)."""
     if core.config.profile_max_tokens == 0:
         return ()  # profiles switched off: no store read on every recall
     query = listing.build_list_query(
         None, PROFILE, None, None, PROFILE_POOL_LIMIT, 0, "recent", None
     )
+    if as_of is not None:
+        query = listing.with_filter(query, MemoryFilter(as_of=as_of))
     profiles = [s.memory for s in core.store.browse(query).memories]
     limit = core.config.profile_max_tokens
     cut = budget_walk([core.cost(m, framing) for m in profiles], limit)
@@ -197,7 +220,7 @@ def profile_pool(core: Core, framing: Framing = PROMPT_FRAMING) -> tuple[Profile
     return tuple(
         ProfileItem(
             id=m.id, ref=m.ref, content=m.content, content_tokens=m.content_tokens,
-            created_at=m.created_at,
+            created_at=m.created_at, tags=m.tags, metadata=metadata_of(m.metadata),
         )
         for m in profiles[:count]
     )

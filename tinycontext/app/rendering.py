@@ -41,9 +41,16 @@ class Framing:
     frame: str = ""
     escape: Callable[[str], str] | None = None
     escaped: frozenset[str] = frozenset()
+    tags: bool = False
+    """Whether a memory's tags are shown beside it (`tags_attribute`), and so counted."""
+
+
+def tags_attribute(tags: tuple[str, ...]) -> str:
+    """How the prompt text shows a memory's tags: one compact attribute of its tag."""
+    return f' tags="{escape(",".join(tags))}"' if tags else ""
 
 
 # The prompt text of MCP (and the Python API's default): XML frame, escaped content.
-PROMPT_FRAMING = Framing(MEMORY_FRAME, escape, NEEDS_ESCAPE)
+PROMPT_FRAMING = Framing(MEMORY_FRAME, escape, NEEDS_ESCAPE, tags=True)
 # Content returned as is, nothing around it (REST's JSON fields): the content's own tokens.
 PLAIN = Framing()

@@ -15,6 +15,11 @@ from typing import Any, ClassVar, Literal, TypeVar
 R = TypeVar("R", bound="Result")
 
 
+def metadata_of(pairs: tuple[tuple[str, Any], ...]) -> dict[str, Any] | None:
+    """A memory's metadata pairs as a result's object (None, left out, when empty)."""
+    return dict(pairs) or None
+
+
 def join_notices(*parts: str | None) -> str | None:
     """Notices joined by a space (None when there are none)."""
     text = " ".join(p for p in parts if p)
@@ -80,7 +85,7 @@ class SimilarTo(Result):
 
 @dataclass(frozen=True, kw_only=True)
 class SavedItem(Result):
-    OPTIONAL = frozenset({"similar_to", "notice"})
+    OPTIONAL = frozenset({"similar_to", "notice", "tags", "metadata"})
 
     index: int
     id: str
@@ -91,6 +96,8 @@ class SavedItem(Result):
     created_at: str
     similar_to: SimilarTo | None = None
     notice: str | None = None
+    tags: tuple[str, ...] = ()
+    metadata: dict[str, Any] | None = None
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -120,7 +127,7 @@ class Scores(Result):
 class RecalledItem(Result):
     """One recalled memory; `relevance` and `scores` only in semantic mode."""
 
-    OPTIONAL = frozenset({"relevance", "scores"})
+    OPTIONAL = frozenset({"relevance", "scores", "tags", "metadata"})
 
     rank: int
     relevance: str | None = None
@@ -130,15 +137,21 @@ class RecalledItem(Result):
     id: str
     ref: str
     content: str
+    tags: tuple[str, ...] = ()
+    metadata: dict[str, Any] | None = None
 
 
 @dataclass(frozen=True, kw_only=True)
 class ProfileItem(Result):
+    OPTIONAL = frozenset({"tags", "metadata"})
+
     id: str
     ref: str
     content: str
     content_tokens: int
     created_at: str
+    tags: tuple[str, ...] = ()
+    metadata: dict[str, Any] | None = None
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -160,6 +173,8 @@ class RecallResult(Result):
 
 @dataclass(frozen=True, kw_only=True)
 class ListedItem(Result):
+    OPTIONAL = frozenset({"tags", "metadata"})
+
     rank: int
     id: str
     ref: str
@@ -171,6 +186,8 @@ class ListedItem(Result):
     created_at: str
     recall_count: int
     last_recalled_at: str | None
+    tags: tuple[str, ...] = ()
+    metadata: dict[str, Any] | None = None
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -205,11 +222,13 @@ class MemoryDetail(Result):
     superseded_at: str | None
     supersedes: str | None
     current_time: str
+    tags: tuple[str, ...] = ()
+    metadata: dict[str, Any] | None = None
 
 
 @dataclass(frozen=True, kw_only=True)
 class UpdateResult(Result):
-    OPTIONAL = frozenset({"notice"})
+    OPTIONAL = frozenset({"notice", "tags", "metadata"})
 
     id: str
     ref: str
@@ -219,6 +238,8 @@ class UpdateResult(Result):
     created_at: str
     supersedes: RefPair
     notice: str | None = None
+    tags: tuple[str, ...] = ()
+    metadata: dict[str, Any] | None = None
 
 
 @dataclass(frozen=True, kw_only=True)

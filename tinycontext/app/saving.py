@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from tinycontext.domain.context import related, within_window
 from tinycontext.domain.dedup import Neighbour, judge
 from tinycontext.domain.errors import InvalidRequestError, TinyContextError
+from tinycontext.domain.labels import Metadata
 from tinycontext.domain.memory import (
     EPISODIC,
     PROFILE,
@@ -16,10 +17,11 @@ from tinycontext.domain.memory import (
     check_kind,
     clean_content,
 )
+from tinycontext.domain.secrets import Redaction
 from tinycontext.ports.store import NewMemory, Scope
 
 from .core import Core, written_notice
-from .redacting import redact_content
+from .redacting import checked_labels, redact_content
 from .results import SavedItem, SimilarTo, SkippedItem
 from .vectors import cosine, mix_context, pairwise_cosines
 
@@ -35,26 +37,42 @@ class SavePlan:
     skipped: list[SkippedItem] = field(default_factory=list)
 
 
-def _read_item(index: int, raw: object) -> tuple[str, str]:
+ITEM_FIELDS = ("content", "kind", "tags", "metadata")
+
+
+@dataclass(frozen=True)
+class _Labels:
+    tags: tuple[str, ...]
+    metadata: Metadata
+    secrets: tuple[str, ...]  # kinds of secret replaced in them
+
+
+def _read_item(core: Core, index: int, raw: object) -> tuple[str, str, _Labels]:
     content: object
     kind: object
     if isinstance(raw, MemoryInput):
-        content, kind = raw.content, raw.kind
+        content, kind, tags, metadata = raw.content, raw.kind, raw.tags, raw.metadata
     elif isinstance(raw, dict):
-        unknown = sorted(set(raw) - {"content", "kind"})
+        unknown = sorted(set(raw) - set(ITEM_FIELDS))
         if unknown:
             raise InvalidRequestError(
-                f"memories[{index}] has unknown field {unknown[0]!r}; items take content and kind."
+                f"memories[{index}] has unknown field {unknown[0]!r}; items take content, "
+                "kind, tags and metadata."
             )
         content, kind = raw.get("content"), raw.get("kind")
+        tags, metadata = raw.get("tags"), raw.get("metadata")
     else:
         raise InvalidRequestError(
-            f"memories[{index}] must be an object with content (and optional kind)."
+            f"memories[{index}] must be an object with content (and optional kind, tags, "
+            "metadata)."
         )
     try:
-        return clean_content(content, what=f"memories[{index}].content"), check_kind(kind)
+        text = clean_content(content, what=f"memories[{index}].content")
+        checked_kind = check_kind(kind)
     except TinyContextError as exc:
         raise type(exc)(f"memories[{index}]: {exc.message}") from exc
+    labels = _Labels(*checked_labels(core.config, tags, metadata, f"memories[{index}]."))
+    return text, checked_kind, labels
 
 
 def _stored_neighbours(
@@ -113,10 +131,11 @@ def plan_saves(
     call (the first: the newest stored one of its session within the window) as context; the
     stored memory's text is embedded in the same batch. Dedup compares the texts' own vectors.
     """
-    items = [_read_item(i, raw) for i, raw in enumerate(memories)]
+    read = [_read_item(core, i, raw) for i, raw in enumerate(memories)]
+    labels = [item[2] for item in read]
     # Secrets go first: sizes, dedup and vectors are all about the text that is stored.
-    redactions = [redact_content(core.config, content) for content, _ in items]
-    items = [(r.text, kind) for r, (_, kind) in zip(redactions, items, strict=True)]
+    redactions = [redact_content(core.config, content) for content, _, _ in read]
+    items = [(r.text, kind) for r, (_, kind, _) in zip(redactions, read, strict=True)]
     # Sizes are checked before anything is embedded: one item too large saves nothing.
     counts = [core.measure(c, f"memories[{i}].content") for i, (c, _) in enumerate(items)]
     config = core.config
@@ -160,6 +179,7 @@ def plan_saves(
         memory = Memory(
             id=core.new_id(), content=content, kind=kind, session_id=scope_session,
             created_at=now, content_tokens=tokens, embedding_model=model_key,
+            tags=labels[index].tags, metadata=labels[index].metadata,
         )
         kept.append((memory, index))
         bits = made[index][1]
@@ -180,6 +200,8 @@ def plan_saves(
             content_tokens=tokens, created_at=now,
             similar_to=None if near is None else SimilarTo(
                 ref=near.ref, similarity=round(near.similarity, 4)),
-            notice=written_notice(config, tokens, redactions[index].notice),
+            notice=written_notice(config, tokens, Redaction(
+                content, redactions[index].kinds + labels[index].secrets).notice),
+            tags=memory.tags, metadata=dict(memory.metadata) or None,
         ))
     return plan

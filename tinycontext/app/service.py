@@ -9,12 +9,13 @@ dict form of the Python API (`save_memories` ... `delete_memory`: the same resul
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from typing import Any
 
 from tinycontext.config.engine import TinyContextConfig
 from tinycontext.domain.errors import EmptyMemoryError, InvalidRequestError
+from tinycontext.domain.filters import build_filter
 from tinycontext.domain.limits import MAX_ITEMS_PER_SAVE, MAX_QUERY_CHARS, whole_number
 from tinycontext.domain.listing import ListQuery
 from tinycontext.domain.memory import (
@@ -31,7 +32,7 @@ from tinycontext.ports.tokenizer import Tokenizer
 
 from . import browsing, editing, queries, transfer
 from .core import Core
-from .recalling import profile_pool, recent_recall, semantic_recall
+from .recalling import historical_notice, profile_pool, recent_recall, semantic_recall
 from .reindex import Reindexer
 from .rendering import PROMPT_FRAMING, Framing
 from .results import (
@@ -139,6 +140,11 @@ class MemoryService:
         session_id: str | None = None,
         max_tokens: int | None = None,
         top_k: int | None = None,
+        tags: Sequence[str] | None = None,
+        metadata: Mapping[str, Any] | None = None,
+        since: str | None = None,
+        until: str | None = None,
+        as_of: str | None = None,
         *,
         count: bool = True,
         framing: Framing = PROMPT_FRAMING,
@@ -159,15 +165,20 @@ class MemoryService:
                 f"query is {len(query)} characters; ask a focused question of at most "
                 f"{MAX_QUERY_CHARS}."
             )
+        filters = build_filter(tags, metadata, since, until, as_of)
         session = self.core.check_session(session_id)
         now = self.core.now()
+        # An answer about the past counts nothing as recalled now.
+        count = count and filters.as_of is None
         if semantic and query is not None:
             clean_content(query, what="query")
-            found = semantic_recall(self.core, query, session, budget, k, now, count, framing)
+            found = semantic_recall(
+                self.core, query, session, budget, k, now, count, framing, filters or None)
         else:
-            found = recent_recall(self.core, session, budget, k, now, framing)
-        profile = profile_pool(self.core, framing)
-        return self._with_notice(found.with_profile(profile))
+            found = recent_recall(self.core, session, budget, k, now, framing, filters or None)
+        profile = profile_pool(self.core, framing, filters.as_of)
+        return self._with_notice(found.with_profile(profile).with_notice(
+            historical_notice(filters.as_of)))
 
     def list_page(
         self,
@@ -179,19 +190,26 @@ class MemoryService:
         offset: int | None = 0,
         sort: str | None = None,
         search: str | None = None,
+        tags: Sequence[str] | None = None,
+        metadata: Mapping[str, Any] | None = None,
+        as_of: str | None = None,
     ) -> ListPage:
         self.reindexer.ensure_started()
         page = browsing.list_page(
-            self.core, session_id, kind, since, until, limit, offset, sort, search
+            self.core, session_id, kind, since, until, limit, offset, sort, search,
+            build_filter(tags, metadata, as_of=as_of) or None,
         )
         return self._with_notice(page)
 
-    def detail(self, memory_id: str) -> MemoryDetail:
-        return browsing.detail(self.core, memory_id)
+    def detail(self, memory_id: str, as_of: str | None = None) -> MemoryDetail:
+        return browsing.detail(self.core, memory_id, as_of)
 
-    def update(self, memory_id: str, content: str) -> UpdateResult:
+    def update(
+        self, memory_id: str, content: str | None, tags: Sequence[str] | None = None,
+        metadata: Mapping[str, Any] | None = None,
+    ) -> UpdateResult:
         self.reindexer.ensure_started()
-        return self._with_notice(editing.update(self.core, memory_id, content))
+        return self._with_notice(editing.update(self.core, memory_id, content, tags, metadata))
 
     def delete(self, memory_id: str) -> DeleteResult:
         result = editing.delete(self.core, memory_id)
@@ -242,10 +260,18 @@ class MemoryService:
         session_id: str | None = None,
         max_tokens: int | None = None,
         top_k: int | None = None,
+        tags: Sequence[str] | None = None,
+        metadata: Mapping[str, Any] | None = None,
+        since: str | None = None,
+        until: str | None = None,
+        as_of: str | None = None,
         *,
         count: bool = True,
     ) -> dict[str, Any]:
-        return self.recall(query, session_id, max_tokens, top_k, count=count).to_dict()
+        return self.recall(
+            query, session_id, max_tokens, top_k, tags, metadata, since, until, as_of,
+            count=count,
+        ).to_dict()
 
     def list_memories(
         self,
@@ -257,16 +283,22 @@ class MemoryService:
         offset: int | None = 0,
         sort: str | None = None,
         search: str | None = None,
+        tags: Sequence[str] | None = None,
+        metadata: Mapping[str, Any] | None = None,
+        as_of: str | None = None,
     ) -> dict[str, Any]:
         return self.list_page(
-            session_id, kind, since, until, limit, offset, sort, search
+            session_id, kind, since, until, limit, offset, sort, search, tags, metadata, as_of
         ).to_dict()
 
-    def get_memory(self, memory_id: str) -> dict[str, Any]:
-        return self.detail(memory_id).to_dict()
+    def get_memory(self, memory_id: str, as_of: str | None = None) -> dict[str, Any]:
+        return self.detail(memory_id, as_of).to_dict()
 
-    def update_memory(self, memory_id: str, content: str) -> dict[str, Any]:
-        return self.update(memory_id, content).to_dict()
+    def update_memory(
+        self, memory_id: str, content: str | None, tags: Sequence[str] | None = None,
+        metadata: Mapping[str, Any] | None = None,
+    ) -> dict[str, Any]:
+        return self.update(memory_id, content, tags, metadata).to_dict()
 
     def delete_memory(self, memory_id: str) -> dict[str, Any]:
         return self.delete(memory_id).to_dict()

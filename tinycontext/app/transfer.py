@@ -29,7 +29,7 @@ from tinycontext.domain.records import ImportFormatError, parse_record, record
 from tinycontext.ports.store import NewMemory, Store
 
 from .core import Core
-from .redacting import redact_content
+from .redacting import checked_labels, redact_content
 
 __all__ = ["PAGE", "ImportReport", "export_jsonl", "import_jsonl", "iter_stored"]
 
@@ -126,6 +126,11 @@ def _import_checked(
         found = redact_content(core.config, memory.content)
         if found.kinds:
             memory, vector = replace(memory, content=found.text, embedding_model=None), None
+        tags, metadata, secrets = checked_labels(
+            core.config, memory.tags, dict(memory.metadata))
+        if secrets:
+            memory = replace(memory, tags=tags, metadata=metadata)
+        if found.kinds or secrets:
             report.redacted += 1
         pending.append((memory, vector))
         pending_ids.add(memory.id)

@@ -8,7 +8,7 @@ tinycontext.entry.bootstrap).
 from __future__ import annotations
 
 import threading
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from tinycontext.app.service import MemoryService
@@ -58,10 +58,17 @@ def recall_memories(
     session_id: str | None = None,
     max_tokens: int | None = None,
     top_k: int | None = None,
+    tags: Sequence[str] | None = None,
+    metadata: Mapping[str, Any] | None = None,
+    since: str | None = None,
+    until: str | None = None,
+    as_of: str | None = None,
     *,
     config: TinyContextConfig | None = None,
 ) -> dict[str, Any]:
-    return service_for(config).recall_memories(query, session_id, max_tokens, top_k)
+    return service_for(config).recall_memories(
+        query, session_id, max_tokens, top_k, tags, metadata, since, until, as_of
+    )
 
 
 def list_memories(
@@ -73,22 +80,28 @@ def list_memories(
     offset: int | None = 0,
     sort: str | None = None,
     search: str | None = None,
+    tags: Sequence[str] | None = None,
+    metadata: Mapping[str, Any] | None = None,
+    as_of: str | None = None,
     *,
     config: TinyContextConfig | None = None,
 ) -> dict[str, Any]:
     return service_for(config).list_memories(
-        session_id, kind, since, until, limit, offset, sort, search
+        session_id, kind, since, until, limit, offset, sort, search, tags, metadata, as_of
     )
 
 
-def get_memory(memory_id: str, *, config: TinyContextConfig | None = None) -> dict[str, Any]:
-    return service_for(config).get_memory(memory_id)
+def get_memory(
+    memory_id: str, as_of: str | None = None, *, config: TinyContextConfig | None = None
+) -> dict[str, Any]:
+    return service_for(config).get_memory(memory_id, as_of)
 
 
 def update_memory(
-    memory_id: str, content: str, *, config: TinyContextConfig | None = None
+    memory_id: str, content: str | None, tags: Sequence[str] | None = None,
+    metadata: Mapping[str, Any] | None = None, *, config: TinyContextConfig | None = None,
 ) -> dict[str, Any]:
-    return service_for(config).update_memory(memory_id, content)
+    return service_for(config).update_memory(memory_id, content, tags, metadata)
 
 
 def delete_memory(memory_id: str, *, config: TinyContextConfig | None = None) -> dict[str, Any]:

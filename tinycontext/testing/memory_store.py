@@ -12,6 +12,7 @@ from typing import Any
 
 from tinycontext.domain.context import KEYWORD_CONTEXT_WEIGHT
 from tinycontext.domain.errors import MemoryAlreadySupersededError
+from tinycontext.domain.filters import passes
 from tinycontext.domain.listing import ListQuery
 from tinycontext.domain.memory import Memory, format_timestamp, format_timestamp_ceil, ref_of
 from tinycontext.domain.text import (
@@ -40,7 +41,7 @@ class InMemoryStore(Store):
     def _live(self, scope: Scope) -> list[tuple[int, Memory, Vector | None]]:
         out = []
         for seq, m, v in self._rows.values():
-            if m.superseded_by is not None or m.kind != scope.kind:
+            if not passes(m, scope.filters) or m.kind != scope.kind:
                 continue
             if scope.session_id is not None and m.session_id != scope.session_id:
                 continue
@@ -173,7 +174,8 @@ class InMemoryStore(Store):
         with self._lock:
             rows = [
                 (seq, m) for seq, m, _ in self._rows.values()
-                if (m.superseded_by is not None) == query.superseded
+                if ((m.superseded_by is not None) if query.superseded
+                    else passes(m, query.filters))
                 and (query.session_id is None or m.session_id == query.session_id)
                 and (query.kind is None or m.kind == query.kind)
                 and (query.since is None or m.created_at >= format_timestamp_ceil(query.since))

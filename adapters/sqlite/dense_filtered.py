@@ -1,0 +1,204 @@
+"""Dense search under a filter (tags, metadata, time window, "as of") in the SQLite store.
+
+The filter is applied before the top `limit` is chosen, never to an unfiltered top list:
+- few qualifying memories (at most EXACT_ROWS, judged from the label and time indexes
+  without reading rows): the exact cosine of every one of them, in one statement;
+- many: the unfiltered search (mirror or IVF) asked for enough more candidates that, at the
+  filter's share of the store, `limit` of them qualify; its order is the unfiltered order,
+  so the qualifying ones among its first N are the filter's own top. When too few qualify it
+  asks again for four times as many, and past WIDEST falls back to the exact cosines.
+- "as of": versions live now and created by then go through the above; the replaced ones
+  that were live then are scored exactly (an index on their supersede time finds them).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any
+
+from tinycontext.domain.labels import MemoryFilter, labels_of
+from tinycontext.domain.memory import Memory
+from tinycontext.ports.embedder import Vector
+from tinycontext.ports.store import Scope, Scored
+
+from .connection import ConnectionPool
+from .filtering import filter_sql, where_sql
+from .rows import COLUMNS, WIDTH, memory_from_row, scope_sql
+
+if TYPE_CHECKING:
+    from .dense import DenseRetrieval
+
+EXACT_ROWS = 4000
+WIDEST = 20_000
+MIN_RANKED = 64
+SURPLUS = 1.5  # candidates asked for beyond the filter's expected share
+
+
+def _passes(memory: Memory, filters: MemoryFilter, labels: set[str]) -> bool:
+    if memory.superseded_by is not None:
+        return False
+    if filters.since is not None and memory.created_at < filters.since:
+        return False
+    if filters.until is not None and memory.created_at > filters.until:
+        return False
+    return not labels or labels.issubset(labels_of(memory.tags, memory.metadata))
+
+
+def _bounded(pool: ConnectionPool, sql: str, params: list[Any], cap: int) -> int:
+    return int(pool.read(f"SELECT count(*) FROM ({sql} LIMIT ?)", [*params, cap])[0][0])
+
+
+def _upper_bound(pool: ConnectionPool, filters: MemoryFilter, cap: int) -> int:
+    """At most how many memories the filter lets through, counted on indexes only (capped
+    at `cap`; the rarest label or the time range decides)."""
+    best = cap
+    for label in filters.labels:
+        best = min(best, _bounded(
+            pool, "SELECT 1 FROM memory_labels WHERE label = ?", [label], best))
+    until = filters.until
+    if filters.as_of is not None:
+        until = min(until or filters.as_of, filters.as_of)
+    if filters.since is not None or until is not None:
+        best = min(best, _bounded(
+            pool, "SELECT 1 FROM memories WHERE created_at >= ? AND created_at <= ?",
+            [filters.since or "", until or "~"], best))
+    return best
+
+
+def _share(pool: ConnectionPool, filters: MemoryFilter, rows: int) -> float:
+    """The filter's share of `rows` vectors, from its rarest label (an upper bound)."""
+    counts = [int(pool.read(
+        "SELECT count(*) FROM memory_labels WHERE label = ?", [label])[0][0])
+        for label in filters.labels]
+    return min([1.0, *(c / max(rows, 1) for c in counts)])
+
+
+def exact(
+    pool: ConnectionPool, vector: Vector, model_key: str, conditions: str,
+    params: list[Any], limit: int,
+) -> list[Scored]:
+    rows = pool.read(
+        f"SELECT {COLUMNS}, 1.0 - vec_distance_cosine(m.embedding, ?) AS similarity "
+        f"FROM memories m WHERE m.embedding_model = ?{conditions} "
+        "ORDER BY similarity DESC, m.created_at DESC, m.id LIMIT ?",
+        [vector, model_key, *params, limit],
+    )
+    return [Scored(memory_from_row(r), float(r[WIDTH])) for r in rows]
+
+
+def _seqs_sql(
+    filters: MemoryFilter, first: tuple[str, list[Any]] | None = None
+) -> tuple[str, list[Any]]:
+    """The rows a filter's tags, metadata and time window let through (and `first`), from
+    the indexes alone: no memory row is read (a mirror holds only the rows it holds, and
+    the exact step checks every condition again)."""
+    parts = [first] if first is not None else []
+    parts += [("SELECT seq FROM memory_labels WHERE label = ?", [label])
+              for label in filters.labels]
+    if filters.since is not None or filters.until is not None:
+        parts.append(("SELECT seq FROM memories WHERE created_at >= ? AND created_at <= ?",
+                      [filters.since or "", filters.until or "~"]))
+    return " INTERSECT ".join(p[0] for p in parts), [x for p in parts for x in p[1]]
+
+
+def _ranked(
+    dense: DenseRetrieval, vector: Vector, model_key: str, scope: Scope, limit: int,
+    history: bool, first: tuple[str, list[Any]] | None = None,
+) -> list[Scored] | None:
+    """The best `limit` of a filter's rows: their ids from the indexes, their int8 codes
+    scored in the mirror (of live or of replaced versions), the exact cosine on the best
+    (reading every row's vector from SQL instead cost ~5 us a row). None without a mirror."""
+    filters = scope.filters
+    assert filters is not None
+    mirror = dense.mirror_for(model_key, len(vector) // 4, history=history)
+    sql, params = _seqs_sql(filters, first)
+    if mirror is None or not sql:
+        return None
+    seqs = [int(r[0]) for r in dense.pool.read(sql, params)]
+    # int8 codes pick the candidates, the exact cosine orders them (as unfiltered search
+    # does), with room for the codes' error at a small `limit`.
+    ranked = mirror.rank(vector, seqs, replace(scope, filters=None), max(limit, MIN_RANKED))
+    return dense.exact_order(ranked, vector, model_key, scope, limit)
+
+
+def _current(
+    dense: DenseRetrieval, vector: Vector, model_key: str, scope: Scope, limit: int,
+    in_scope: int,
+) -> list[Scored]:
+    """Live memories under a filter without `as_of`."""
+    filters = scope.filters
+    assert filters is not None
+    if _upper_bound(dense.pool, filters, EXACT_ROWS + 1) > EXACT_ROWS:
+        return _widened(dense, vector, model_key, scope, limit, in_scope)
+    found = _ranked(dense, vector, model_key, scope, limit, history=False)
+    if found is not None:
+        return found
+    where, params = scope_sql(scope, "m")
+    conditions, condition_params = where_sql(filters, "m")
+    return exact(dense.pool, vector, model_key, conditions + where,
+                 [*condition_params, *params], limit)
+
+
+def _replaced(
+    dense: DenseRetrieval, vector: Vector, model_key: str, scope: Scope, limit: int,
+) -> list[Scored]:
+    """Replaced versions that were live at `as_of` (found by their supersede time)."""
+    filters = scope.filters
+    assert filters is not None and filters.as_of is not None
+    when = [filters.as_of, filters.as_of]
+    live_then = ("SELECT seq FROM memories WHERE superseded_by IS NOT NULL "
+                 "AND superseded_at > ? AND created_at <= ?", when)
+    found = _ranked(dense, vector, model_key, scope, limit, history=True, first=live_then)
+    if found is not None:
+        return found
+    where, params = scope_sql(scope, "m")
+    older, older_params = filter_sql(filters, "m")
+    return exact(
+        dense.pool, vector, model_key,
+        " AND m.superseded_by IS NOT NULL AND m.superseded_at > ? AND m.created_at <= ?"
+        + older + where, [*when, *older_params, *params], limit,
+    )
+
+
+def nearest(
+    dense: DenseRetrieval, vector: Vector, model_key: str, scope: Scope, limit: int,
+    in_scope: int,
+) -> list[Scored]:
+    """The `limit` closest memories that pass `scope.filters` (`in_scope`: about how many
+    vectors the unfiltered scope holds)."""
+    filters = scope.filters
+    assert filters is not None
+    if filters.as_of is None:
+        return _current(dense, vector, model_key, scope, limit, in_scope)
+    # Versions live now and made by then, and replaced versions that were live then.
+    until = min(filters.until or filters.as_of, filters.as_of)
+    current = replace(scope, filters=replace(filters, as_of=None, until=until))
+    found = _current(dense, vector, model_key, current, limit, in_scope)
+    found += _replaced(dense, vector, model_key, scope, limit)
+    found.sort(key=lambda s: s.memory.id)
+    found.sort(key=lambda s: s.memory.created_at, reverse=True)
+    found.sort(key=lambda s: s.score, reverse=True)
+    return found[:limit]
+
+
+def _widened(
+    dense: DenseRetrieval, vector: Vector, model_key: str, scope: Scope, limit: int,
+    in_scope: int,
+) -> list[Scored]:
+    filters = scope.filters
+    assert filters is not None
+    plain = replace(scope, filters=None)
+    labels = set(filters.labels)
+    share = _share(dense.pool, filters, in_scope) if labels else 1.0
+    wanted = max(2 * limit, math.ceil(SURPLUS * limit / max(share, 1e-6)))
+    while wanted <= WIDEST:
+        hits = dense.nearest(vector, model_key, plain, wanted)
+        kept = [h for h in hits if _passes(h.memory, filters, labels)]
+        if len(kept) >= limit or len(hits) < wanted:
+            return kept[:limit]
+        wanted *= 4
+    where, params = scope_sql(scope, "m")
+    conditions, condition_params = where_sql(filters, "m")
+    return exact(dense.pool, vector, model_key, conditions + where,
+                 [*condition_params, *params], limit)
