@@ -13,9 +13,9 @@ from tinycontext.adapters.sqlite import driver as sqlite_driver
 from tinycontext.adapters.sqlite.schema import SCHEMA_VERSION
 from tinycontext.adapters.sqlite.store import SqliteStore
 from tinycontext.config.engine import TinyContextConfig
-from tinycontext.entry.container import build_service
 from tinycontext.domain.filters import build_filter
 from tinycontext.domain.memory import Memory
+from tinycontext.entry.container import build_service
 from tinycontext.ports.store import NewMemory, Scope
 
 PREVIOUS = 7  # the schema before tags, metadata and the labels index

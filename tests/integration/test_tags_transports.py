@@ -15,8 +15,8 @@ from tests.e2e.servers import uvicorn_thread
 from tests.fakes import FixedClock, HashEmbedder, WordTokenizer
 from tests.integration.test_mcp_tools import run
 from tinycontext.adapters.sqlite.store import SqliteStore
-from tinycontext.config.allowed_hosts import allowed_hosts
 from tinycontext.app.service import MemoryService
+from tinycontext.config.allowed_hosts import allowed_hosts
 from tinycontext.config.engine import TinyContextConfig
 from tinycontext.entry.container import build_service
 from tinycontext.rest import create_app

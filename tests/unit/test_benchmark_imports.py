@@ -18,6 +18,14 @@ LEFT = {
         "tinycontext.adapters.sqlite.store", "tinycontext.domain.memory",
         "tinycontext.ports.store",
     },
+    # One store built in bulk with tags and older versions (as _million_build), and its
+    # dense retriever's filtered top 10 checked against brute force.
+    "_filters_build.py": {
+        "tinycontext.adapters.sqlite.store", "tinycontext.domain.memory",
+        "tinycontext.ports.store",
+    },
+    "benchmark_filters.py": {"tinycontext.domain.filters", "tinycontext.domain.recall",
+                             "tinycontext.ports.store"},
     "_pg_bulk.py": {
         "tinycontext.adapters.postgres.schema", "tinycontext.adapters.postgres.store",
         "tinycontext.adapters.postgres.text", "tinycontext.domain.memory",
