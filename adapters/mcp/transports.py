@@ -156,7 +156,33 @@ def serve_http(app: Any, host: str, port: int, what: str) -> None:
     )
     shown = f"[{host}]" if ":" in host else host
     print(f"TinyContext {what} listening on http://{shown}:{port}", file=sys.stderr, flush=True)
-    uvicorn.Server(config).run()
+    returning_server(config).run()
 
 
-__all__ = ["MCP_PATH", "http_app", "mountable", "run_stdio", "serve_http"]
+def returning_server(config: Any) -> Any:
+    """A uvicorn Server that stops on SIGINT/SIGTERM as uvicorn does (a second SIGINT: at once)
+    and then returns, so the caller closes the stores and flushes telemetry. uvicorn itself
+    raises the signal again once stopped: SIGTERM then kills the process before that."""
+    import signal
+    import threading
+
+    import uvicorn
+
+    class Returning(uvicorn.Server):
+        @contextmanager
+        def capture_signals(self) -> Iterator[None]:
+            if threading.current_thread() is not threading.main_thread():
+                yield  # signals reach the main thread only
+                return
+            stops = (signal.SIGINT, signal.SIGTERM)
+            previous = {s: signal.signal(s, self.handle_exit) for s in stops}
+            try:
+                yield
+            finally:
+                for signum, handler in previous.items():
+                    signal.signal(signum, handler)
+
+    return Returning(config)
+
+
+__all__ = ["MCP_PATH", "http_app", "mountable", "returning_server", "run_stdio", "serve_http"]

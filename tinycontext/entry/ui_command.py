@@ -78,7 +78,9 @@ def run_ui(serving: Serving, host: str, port: int | None, open_browser: bool) ->
         webbrowser.open(link)
     config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="off",
                             server_header=False, proxy_headers=False)
-    uvicorn.Server(config).run(sockets=[sock])
+    from tinycontext.adapters.mcp.transports import returning_server
+
+    returning_server(config).run(sockets=[sock])
 
 
 def with_ui(app: Any, serving: Serving, host: str, port: int, prefix: str = "/ui") -> Any:
