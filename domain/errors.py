@@ -85,6 +85,13 @@ class StoreCorruptError(StoreError):
     code = "store_corrupt"
 
 
+class StoreLockedError(StoreError):
+    """The store is encrypted and no key, or not its key, was given (or a key was given for a
+    store that is not encrypted): the message says which and what to do, never the key."""
+
+    code = "store_locked"
+
+
 class InternalError(TinyContextError):
     """Anything unexpected: a transport reports an exception that is not a TinyContextError
     as this, with a fixed message (the details stay in the server's log)."""
@@ -111,6 +118,7 @@ ERROR_CODES: tuple[str, ...] = tuple(
         StoreReadOnlyError,
         StoreFullError,
         StoreCorruptError,
+        StoreLockedError,
         InternalError,
     )
 )

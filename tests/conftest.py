@@ -19,3 +19,13 @@ def private_cache_dir(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None
         os.environ.pop("XDG_CACHE_HOME", None)
     else:
         os.environ["XDG_CACHE_HOME"] = before
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    # One SQLite build per process: with TINYCONTEXT_TEST_SQLCIPHER=1 (.ci/run's encrypted
+    # pass) SQLCipher is chosen before any store opens, so the contract suites also run on
+    # encrypted stores (tests/contract/conftest.py) and the encryption tests run in process.
+    if os.environ.get("TINYCONTEXT_TEST_SQLCIPHER") == "1":
+        from tinycontext.adapters.sqlite.driver import use_sqlcipher
+
+        use_sqlcipher()

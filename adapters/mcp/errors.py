@@ -18,7 +18,8 @@ from tinycontext.domain.errors import ERROR_CODES, InternalError, TinyContextErr
 
 UNAUTHORIZED = -32001  # JSON-RPC server-defined range
 SERVER_FAULTS = frozenset(
-    {"store_unavailable", "store_read_only", "store_full", "store_corrupt", "internal_error"}
+    {"store_unavailable", "store_read_only", "store_full", "store_corrupt", "store_locked",
+     "internal_error"}
 )
 KIND: dict[str, int] = {
     code: INTERNAL_ERROR if code in SERVER_FAULTS else INVALID_PARAMS for code in ERROR_CODES

@@ -33,7 +33,8 @@ log = logging.getLogger("tinycontext.rest")
 Mounted = tuple[list[Any], Callable[[], AbstractAsyncContextManager[None]]]
 
 # Any operation can meet a store that fails: every route documents these.
-STORE_ERRORS = ("store_unavailable", "store_read_only", "store_full", "store_corrupt")
+STORE_ERRORS = ("store_unavailable", "store_read_only", "store_full", "store_corrupt",
+                "store_locked")
 ID_ERRORS = ("empty_memory", "memory_not_found", "ambiguous_memory_reference", "invalid_request")
 # OpenAPI links: the id a save returns is what get, update and delete take (clients and
 # schemathesis' stateful phase follow them).

@@ -48,6 +48,8 @@ ERRORS: dict[str, tuple[int, str]] = {
                         "counting)"),
     "store_full": (507, "no disk space left for the store"),
     "store_corrupt": (500, "the store file is damaged (the message says how to salvage it)"),
+    "store_locked": (503, "the store is encrypted and the configured key does not open it (or "
+                     "a key is set for a store that is not encrypted)"),
     "internal_error": (500, "anything unexpected (no details are returned)"),
 }
 

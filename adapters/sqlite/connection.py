@@ -26,6 +26,7 @@ from tinycontext.domain.errors import (
 )
 from tinycontext.domain.text import stemmed_terms
 
+from . import cipher
 from .driver import (
     companions,
     folder_writable,
@@ -71,8 +72,10 @@ class ConnectionPool:
     that already holds a connection reuses it for nested calls, so leases cannot deadlock.
     """
 
-    def __init__(self, path: Path, max_connections: int = MAX_CONNECTIONS) -> None:
+    def __init__(self, path: Path, max_connections: int = MAX_CONNECTIONS,
+                 key: bytes | None = None) -> None:
         self.path = path
+        self._key = key  # a raw SQLCipher key: the store is encrypted (never logged or shown)
         self._local = threading.local()
         self._idle: list[Any] = []
         self._all: list[Any] = []
@@ -83,7 +86,17 @@ class ConnectionPool:
         self.read_only = False  # found out on open: the file or its folder cannot be written
         self.damaged: StoreCorruptError | None = None  # the first corruption a read ran into
 
+    @property
+    def encrypted(self) -> bool:
+        return self._key is not None
+
+    def _keyed(self, conn: Any, sqlite: Any) -> None:
+        if self._key is not None:
+            cipher.apply_key(conn, self._key)
+            cipher.verify_key(conn, self.path, sqlite.DatabaseError)
+
     def _connect(self, sqlite: Any) -> Any:
+        cipher.check_file(self.path, self._key)
         if not self.read_only:
             conn = None
             try:
@@ -92,13 +105,15 @@ class ConnectionPool:
                     str(self.path), timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None,
                     check_same_thread=False,
                 )
+                self._keyed(conn, sqlite)
                 conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
                 self._retry(lambda: conn.execute("PRAGMA journal_mode = WAL").fetchone())
                 return conn
-            except (OSError, sqlite.Error) as exc:
+            except (OSError, sqlite.Error, TinyContextError) as exc:
                 if conn is not None:
                     conn.close()
-                if not (self.path.is_file() and cannot_write(exc)):
+                if isinstance(exc, TinyContextError) or not (
+                        self.path.is_file() and cannot_write(exc)):
                     raise
             self.read_only = True
             log.info("memory store %s cannot be written: opened for reading only", self.path)
@@ -110,6 +125,7 @@ class ConnectionPool:
             check_same_thread=False,
         )
         try:
+            self._keyed(conn, sqlite)
             conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
             conn.execute("SELECT count(*) FROM sqlite_master").fetchone()  # opens the file
         except BaseException:

@@ -9,6 +9,7 @@ import math
 import threading
 import time
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 from tinycontext import native
@@ -63,7 +64,7 @@ class DenseRetrieval:
         finds its vectors in memory, read while the model and the vocabulary load (a copy of
         1,000,000 vectors is ~450 MB). Only stores that have such a copy start a thread."""
         copies = [m for m in range(1, PREFETCH_MODELS + 1)
-                  if mirror_file.path_for(self._pool.path, m).is_file()]
+                  if (path := self._copy_path(m)) is not None and path.is_file()]
         if copies:
             self._restoring = threading.Thread(
                 target=self._restore, args=(copies,), name="mirror-restore", daemon=True)
@@ -72,7 +73,7 @@ class DenseRetrieval:
     def _restore(self, model_ids: list[int]) -> None:
         for model_id in model_ids:
             mirror = self._mirrors.setdefault(model_id, VectorMirror(
-                model_id, mirror_file.path_for(self._pool.path, model_id)))
+                model_id, self._copy_path(model_id)))
             # Any failure (a closed store, a copy of another store) leaves the first search
             # to load the mirror as it would without a copy.
             with contextlib.suppress(Exception), self._pool.lease() as conn:
@@ -83,6 +84,11 @@ class DenseRetrieval:
     @property
     def pool(self) -> ConnectionPool:
         return self._pool
+
+    def _copy_path(self, model_id: int) -> Path | None:
+        """Where the mirror's copy is kept between processes; none for an encrypted store
+        (the copy would hold its vectors' codes in the clear)."""
+        return None if self._pool.encrypted else mirror_file.path_for(self._pool.path, model_id)
 
     def nearest(self, vector: Vector, model_key: str, scope: Scope, limit: int) -> list[Scored]:
         model_id = self._model_id(model_key)
@@ -140,7 +146,7 @@ class DenseRetrieval:
             return None
         if mirror is None:
             mirror = self._mirrors.setdefault(model_id, VectorMirror(
-                model_id, mirror_file.path_for(self._pool.path, model_id)))
+                model_id, self._copy_path(model_id)))
         try:
             mirror.sync(conn)
         except MirrorUnusable:

@@ -4,7 +4,10 @@ Many Python builds (pyenv's among them) compile the stdlib `sqlite3` without
 `enable_load_extension`, so sqlite-vec cannot load there. We then use `sqlean.py`, a SQLite
 build from PyPI with extension loading and FTS5. Two different SQLite builds in one process
 have been seen to crash it, so the choice is made once, without importing the stdlib module
-when the interpreter says it was built without loadable extensions.
+when the interpreter says it was built without loadable extensions. A process that opens
+encrypted stores asks for SQLCipher (`use_sqlcipher`, before its first store): `sqlcipher3`
+then is its only SQLite, for plain stores too (without a key SQLCipher reads and writes plain
+SQLite files).
 """
 
 from __future__ import annotations
@@ -20,10 +23,49 @@ from typing import Any
 
 _lock = threading.Lock()
 _chosen: ModuleType | None = None
+_want_cipher = False
+CIPHER_MODULE = "sqlcipher3"
+ENCRYPTION_INSTALL = "pip install 'tinysuite-context[encryption]'"
 
 
 class SqliteUnavailableError(RuntimeError):
     """No SQLite build in this process can load sqlite-vec with FTS5."""
+
+
+class EncryptionUnavailableError(SqliteUnavailableError):
+    """Encryption was asked for, but SQLCipher cannot be this process's SQLite."""
+
+
+def _import_cipher() -> ModuleType:
+    try:
+        import sqlcipher3 as module
+    except ImportError:
+        raise EncryptionUnavailableError(
+            "An encryption key is configured but the `encryption` extra (SQLCipher) is not "
+            f"installed: run `{ENCRYPTION_INSTALL}`, or unset TINYCONTEXT_ENCRYPTION_KEY_FILE "
+            "and TINYCONTEXT_ENCRYPTION_KEY to use plain stores."
+        ) from None
+    return module  # type: ignore[no-any-return]
+
+
+def use_sqlcipher() -> None:
+    """Make SQLCipher this process's SQLite; call before the first store opens. Fails when
+    the extra is missing or another SQLite build was already chosen (never two builds)."""
+    global _want_cipher
+    with _lock:
+        if _chosen is not None and _chosen.__name__.split(".")[0] != CIPHER_MODULE:
+            raise EncryptionUnavailableError(
+                f"This process already opened a store with {_chosen.__name__} before encryption "
+                "was configured, and one process uses one SQLite build: configure the "
+                "encryption key before the first store is opened (or in a new process)."
+            )
+        if _chosen is None:
+            _import_cipher()  # fails now, naming the install command, not at the first save
+        _want_cipher = True
+
+
+def uses_sqlcipher() -> bool:
+    return _want_cipher or (_chosen is not None and _chosen.__name__.startswith(CIPHER_MODULE))
 
 
 def _stdlib_supports_extensions() -> bool:
@@ -46,7 +88,9 @@ def sqlite_module() -> ModuleType:
     if _chosen is None:
         with _lock:
             if _chosen is None:
-                if _stdlib_supports_extensions():
+                if _want_cipher:
+                    module = _import_cipher()
+                elif _stdlib_supports_extensions():
                     import sqlite3 as module
                 else:
                     try:

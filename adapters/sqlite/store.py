@@ -26,9 +26,10 @@ from .search import Retrieval
 class SqliteStore(Store):
     """The default store. Thread-safe: each thread gets its own connection."""
 
-    def __init__(self, path: str | Path) -> None:
+    def __init__(self, path: str | Path, key: bytes | None = None) -> None:
+        """`key`: a raw 32-byte SQLCipher key (the process must use SQLCipher: driver.py)."""
         self.path = Path(path)
-        self._pool = ConnectionPool(self.path)
+        self._pool = ConnectionPool(self.path, key=key)
         self._ivf = IvfIndex()
         self._search = Retrieval(self._pool, self._ivf)
         self._search.prefetch()  # a large store's kept vector mirror, read in the background
@@ -315,4 +316,5 @@ class SqliteStore(Store):
                 "fts5": bool(conn.execute(
                     "SELECT 1 FROM sqlite_master WHERE name = 'memory_fts'").fetchone()),
                 "schema_version": conn.execute("PRAGMA user_version").fetchone()[0],
+                "encrypted": self._pool.encrypted,
             }

@@ -32,7 +32,7 @@ MAX_FORM_BYTES = 256 * 1024  # a memory is at most 8,000 tokens: well under this
 STATUS = {"session_not_found": 404, "memory_not_found": 404, "ambiguous_memory_reference": 409,
           "memory_already_superseded": 409, "memory_too_large": 413, "unauthorized": 401,
           "store_unavailable": 503, "store_read_only": 503, "store_full": 507,
-          "store_corrupt": 500, "internal_error": 500}
+          "store_corrupt": 500, "store_locked": 503, "internal_error": 500}
 NOTICES = {"updated": "Saved as a new version; the old one is kept in the history below.",
            "deleted": "Memory deleted.", "restored": "Memory deleted; the older version it "
            "had replaced is live again."}

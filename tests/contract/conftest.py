@@ -10,7 +10,7 @@ from tests.fakes import InMemoryStore
 from tinycontext.ports.store import Store
 
 
-@pytest.fixture(params=["memory", "sqlite", "postgres"])
+@pytest.fixture(params=["memory", "sqlite", "sqlite-encrypted", "postgres"])
 def store(request, tmp_path) -> Iterator[Store]:
     if request.param == "memory":
         yield InMemoryStore()
@@ -24,7 +24,13 @@ def store(request, tmp_path) -> Iterator[Store]:
         return
     from tinycontext.adapters.sqlite.store import SqliteStore
 
-    real = SqliteStore(tmp_path / "c.db")
+    key = None
+    if request.param == "sqlite-encrypted":
+        from tests.encryption_support import require_sqlcipher_process
+
+        require_sqlcipher_process()
+        key = bytes(range(32))
+    real = SqliteStore(tmp_path / "c.db", key=key)
     yield real
     real.close()
 

@@ -36,6 +36,7 @@ SPEC_TABLE = {
     "store_read_only": 503,
     "store_full": 507,
     "store_corrupt": 500,
+    "store_locked": 503,
     "internal_error": 500,
 }
 

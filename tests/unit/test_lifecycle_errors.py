@@ -60,7 +60,7 @@ def test_every_error_class_has_a_code_and_no_transport_status():
     # The root and StoreError (the family of store failures) are not codes of their own.
     assert {c.code for c in classes if c not in (TinyContextError, errors.StoreError)} == set(
         ERROR_CODES)
-    assert len(set(ERROR_CODES)) == len(ERROR_CODES) == 16
+    assert len(set(ERROR_CODES)) == len(ERROR_CODES) == 17
     for cls in classes:
         assert not hasattr(cls, "status"), cls
         err = cls("why it failed")

@@ -85,6 +85,13 @@ class TinyContextConfig(BaseModel):
         repr=False,  # may carry a password
     )
 
+    # Encryption at rest (docs/encryption.md): a key file of 32+ random bytes, or the key
+    # itself (containers, secrets managers); set at most one. Needs the `encryption` extra.
+    encryption_key_file: str = Field(default="", description="owner-only key file; encrypts "
+                                     "the SQLite store (tinycontext keygen)")
+    encryption_key: str = Field(default="", repr=False, description="the key itself (32+ "
+                                "bytes); prefer encryption_key_file")
+
     @field_validator("store_url")
     @classmethod
     def _check_store_url(cls, value: str) -> str:
@@ -92,7 +99,7 @@ class TinyContextConfig(BaseModel):
             raise ValueError("store_url must be empty (SQLite) or a postgresql:// URL")
         return value
 
-    @field_validator("memory_db_path", "models_dir")
+    @field_validator("memory_db_path", "models_dir", "encryption_key_file")
     @classmethod
     def _expand(cls, value: str) -> str:
         return str(Path(value).expanduser()) if value else value
@@ -145,7 +152,7 @@ def read_config_file(path: Path) -> dict[str, Any]:
         raise ConfigError(
             f"{path}: unknown key {unknown[0]!r}; the known keys are listed in the README."
         )
-    for key in ("memory_db_path", "models_dir"):
+    for key in ("memory_db_path", "models_dir", "encryption_key_file"):
         value = data.get(key)
         if isinstance(value, str) and value and not Path(value).expanduser().is_absolute():
             data[key] = str((path.parent / value).resolve())

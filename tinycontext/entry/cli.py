@@ -85,6 +85,8 @@ def _parser() -> argparse.ArgumentParser:
         p.add_argument("--session", help="only this session's memories")
         p.add_argument("--no-embeddings", action="store_true",
                        help="leave vectors out (smaller file; import re-embeds)")
+        p.add_argument("--encrypt", action="store_true", help="encrypt the file with the "
+                       "configured key (AES-256-GCM; docs/encryption.md); import reads it")
     imp = sub.add_parser("import", help="read a JSON Lines export into the store",
                          description="Import a JSON Lines export: keeps ids and timestamps, "
                          "skips memories already present, re-embeds when the model differs.")
@@ -94,6 +96,9 @@ def _parser() -> argparse.ArgumentParser:
 
     register_setup(sub)
     add_hook_commands(sub)
+    from tinycontext.entry.encryption_command import add_parsers
+
+    add_parsers(sub)
     return parser
 
 
@@ -260,17 +265,19 @@ def cmd_import(args: argparse.Namespace) -> int:
                   file=sys.stderr, flush=True)
 
     from tinycontext.entry.bootstrap import engine_container
+        from tinycontext.entry.exporting import import_source
+    from tinycontext.app.sealed import SealedFileError
+    from tinycontext.config.keys import key_material
 
     container = engine_container()
-    source = sys.stdin if args.file == "-" else open(args.file, encoding="utf-8")  # noqa: SIM115
     try:
-        report = import_jsonl(container.service(), source, max(1, args.batch_size), progress)
-    except ImportFormatError as exc:
-        print(f"tinycontext import: {exc.message}", file=sys.stderr)
+        with import_source(args.file, key_material(container.config())) as source:
+            report = import_jsonl(container.service(), source, max(1, args.batch_size),
+                                  progress)
+    except (ImportFormatError, SealedFileError) as exc:
+        print(f"tinycontext import: {getattr(exc, 'message', exc)}", file=sys.stderr)
         return 1
     finally:
-        if source is not sys.stdin:
-            source.close()
         container.service().close()
     print(f"tinycontext import: {report.imported} imported, {report.already_present} already "
           f"present, {report.reembedded} re-embedded ({report.lines} lines).", file=sys.stderr)
@@ -286,6 +293,15 @@ COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
     "setup": lambda args: importlib.import_module("tinycontext.entry.setup_command").run(args),
     **HOOK_COMMANDS,
 }
+
+
+def cmd_encryption(args: argparse.Namespace) -> int:
+    from tinycontext.entry.encryption_command import run
+
+    return run(args)
+
+
+COMMANDS.update(dict.fromkeys(("keygen", "encrypt", "decrypt", "rekey"), cmd_encryption))
 
 
 def _setup_logging() -> None:

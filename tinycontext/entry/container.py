@@ -39,19 +39,50 @@ def shared_embedder(embedding_model: str, models_dir: str, batch_size: int) -> E
         return embedder
 
 
-def _sqlite_store(path: str) -> Store:
-    from tinycontext.adapters.sqlite.store import SqliteStore
+def sqlite_key(config: TinyContextConfig) -> bytes | None:
+    """The single-user store's SQLCipher key when encryption is configured (then SQLCipher
+    becomes this process's SQLite), else None; a bad key or a missing extra fails here."""
+    from tinycontext.config.keys import store_key
 
-    return SqliteStore(path)
+    material = sqlite_key_material(config)
+    return None if material is None else store_key(material)
 
 
-def _store(path: str, url: str) -> Store:
-    """SQLite at `path` by default; PostgreSQL when `store_url` is set (nothing connects yet)."""
-    if not url:
-        return _sqlite_store(path)
+def sqlite_key_material(config: TinyContextConfig) -> bytes | None:
+    """The configured key material, with SQLCipher made this process's SQLite; None when
+    encryption is not configured. Refused for PostgreSQL, whose encryption at rest is the
+    database server's and its disk's (docs/postgres.md)."""
+    from tinycontext.config.keys import EncryptionKeyError, key_material
+
+    material = key_material(config)
+    if material is None:
+        return None
+    if config.store_url:
+        raise EncryptionKeyError(
+            "An encryption key is configured but the store is PostgreSQL (store_url): "
+            "encryption at rest there is the database server's and its disk's job (see "
+            "docs/postgres.md). Unset TINYCONTEXT_ENCRYPTION_KEY_FILE / _KEY."
+        )
+    from tinycontext.adapters.sqlite.driver import EncryptionUnavailableError, use_sqlcipher
+
+    try:
+        use_sqlcipher()
+    except EncryptionUnavailableError as exc:
+        raise EncryptionKeyError(str(exc)) from None
+    return material
+
+
+def _store(config: TinyContextConfig) -> Store:
+    """SQLite at `memory_db_path` by default (encrypted when a key is configured); PostgreSQL
+    when `store_url` is set (nothing connects yet)."""
+    if not config.store_url:
+        from tinycontext.adapters.sqlite.store import SqliteStore
+
+        return SqliteStore(config.memory_db_path, key=sqlite_key(config))
+    sqlite_key_material(config)  # a key with PostgreSQL is refused, never silently unused
     from tinycontext.adapters.postgres.store import PostgresStore
 
-    return PostgresStore(url)
+    return PostgresStore(config.store_url)
 
 
 def _tokenizer(encoding: str) -> Tokenizer:
@@ -68,9 +99,7 @@ def _clock() -> Clock:
 
 class Container(containers.DeclarativeContainer):
     config = providers.Dependency(instance_of=TinyContextConfig)
-    store = providers.Singleton(
-        _store, path=config.provided.memory_db_path, url=config.provided.store_url
-    )
+    store = providers.Singleton(_store, config=config)
     embedder = providers.Singleton(
         shared_embedder,
         embedding_model=config.provided.embedding_model,

@@ -97,12 +97,17 @@ def _check_storage(config: TinyContextConfig) -> list[Check]:
     if exists and not ok and os.access(db, os.R_OK):
         detail += " (it can still be read: recall, list, get and export work; writes do not)"
     checks = [Check("storage", ok, detail + ("" if not exists else "; database present"))]
+    encryption, key = _check_encryption(config, db)
+    checks.append(encryption)
+    ok = ok and encryption.ok
     if exists and ok:
-        checks.append(_check_integrity(db))
+        checks.append(_check_integrity(db, key))
         ok = checks[-1].ok  # a damaged store is not opened: that could write to it
+    if not encryption.ok:
+        return checks
     try:
         with tempfile.TemporaryDirectory(prefix="tinycontext-doctor-") as scratch:
-            store = SqliteStore(db if exists and ok else Path(scratch) / "doctor.db")
+            store = SqliteStore(db if exists and ok else Path(scratch) / "doctor.db", key=key)
             try:
                 facts = store.diagnostics()
                 if exists and ok:
@@ -147,9 +152,42 @@ def _check_companions(db: Path, detail: str) -> tuple[bool, str]:
     return True, f"{detail}; made {names} owner-only read-write again (left read-only before)"
 
 
-def _check_integrity(db: Path) -> Check:
+def _check_encryption(config: TinyContextConfig, db: Path) -> tuple[Check, bytes | None]:
+    """Whether the store is encrypted, told from its first bytes (no key needed), and
+    whether the configured key (if any) is usable; never shows the key."""
+    from tinycontext.adapters.sqlite.cipher import file_state, key_for_plain, no_key
+    from tinycontext.entry.container import sqlite_key
+    from tinycontext.domain.errors import TinyContextError
+
+    state = file_state(db)
+    try:
+        key = sqlite_key(config)
+    except TinyContextError as exc:
+        return Check("encryption", False, f"store {state}; {exc.message}"), None
+    if state == "encrypted" and key is None:
+        return Check("encryption", False, "store is encrypted (SQLCipher); " + no_key(
+            db).message), None
+    if state == "plain" and key is not None:
+        return Check("encryption", False, key_for_plain(db).message), None
+    if key is None:
+        return Check("encryption", True, "not encrypted (docs/encryption.md: a key file and "
+                     "`tinycontext encrypt`)"), None
+    where = "store is encrypted (SQLCipher)" if state == "encrypted" else (
+        "a new store will be created encrypted (SQLCipher)")
+    return Check("encryption", True, f"{where}; key from {_key_source(config)}"), key
+
+
+def _key_source(config: TinyContextConfig) -> str:
+    if config.encryption_key_file:
+        return f"key file {config.encryption_key_file}"
+    return "TINYCONTEXT_ENCRYPTION_KEY"
+
+
+def _check_integrity(db: Path, key: bytes | None = None) -> Check:
     """SQLite's own consistency check of the store, on a read-only connection."""
+    from tinycontext.adapters.sqlite.cipher import apply_key, verify_key
     from tinycontext.adapters.sqlite.driver import sqlite_module
+    from tinycontext.domain.errors import StoreLockedError
 
     sqlite = sqlite_module()
     wal = Path(f"{db}-wal")
@@ -159,12 +197,17 @@ def _check_integrity(db: Path) -> Check:
     try:
         conn = sqlite.connect(f"{db.resolve().as_uri()}?mode=ro", uri=True)
         try:
+            if key is not None:
+                apply_key(conn, key)
+                verify_key(conn, db, sqlite.DatabaseError)
             for row in conn.execute(f"PRAGMA {pragma}(20)"):
                 found.append(str(row[0]))
         finally:
             conn.close()
     except sqlite.Error as exc:  # the check itself can stop at a bad page after some rows
         found.append(str(exc))
+    except StoreLockedError as exc:
+        return Check("integrity", False, exc.message)
     if found == ["ok"]:
         return Check("integrity", True, f"{pragma} ok ({size / 1e6:.1f} MB)")
     first = found[0].replace("*** in database main ***", "").strip().replace("\n", "; ")
@@ -265,6 +308,7 @@ def run_doctor(config: TinyContextConfig, out: IO[str], as_json: bool = False,
         environ = environment()
     env = dict(environ)
     settings = {key: _redact(value) for key, value in config.model_dump().items()}
+    settings["encryption_key"] = "(set)" if config.encryption_key else ""
     config_file = _config_file(env)
     server = {name.lower(): env.get(ENV_PREFIX + name) for name in SERVER_ENV}
     server.update({n.lower(): "(set)" if env.get(ENV_PREFIX + n) else None for n in SECRET_ENV})

@@ -10,13 +10,15 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import io
 import os
+import shutil
 import sys
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import IO
+from typing import IO, Any
 
 from tinycontext.domain.errors import StoreError
 
@@ -54,6 +56,67 @@ def private_output(target: str) -> Iterator[IO[str]]:
         raise
 
 
+@contextmanager
+def import_source(name: str, material: bytes | None) -> Iterator[Any]:
+    """The lines `tinycontext import` reads: a file or stdin, plain or sealed (`export
+    --encrypt`). With a key configured, a pipe is spooled into a sealed temporary file, so
+    no plaintext copy of the import lands on disk; without one, as before (the import
+    spools a pipe itself)."""
+    from tinycontext.app import sealed
+
+    with contextlib.ExitStack() as stack:
+        raw: Any = sys.stdin.buffer if name == "-" else stack.enter_context(open(name, "rb"))
+        seekable = raw.seekable()
+        head = raw.peek(len(sealed.MAGIC))[:len(sealed.MAGIC)] if hasattr(raw, "peek") else b""
+        if not sealed.is_sealed(head) and material is None:
+            yield io.TextIOWrapper(raw, encoding="utf-8")
+            return
+        if sealed.is_sealed(head) and material is None:
+            raise sealed.SealedFileError(
+                f"{name} is an encrypted export: configure the key it was made with "
+                "(TINYCONTEXT_ENCRYPTION_KEY_FILE or TINYCONTEXT_ENCRYPTION_KEY)")
+        assert material is not None
+        if not seekable or not sealed.is_sealed(head):
+            spool = stack.enter_context(tempfile.TemporaryFile("w+b"))
+            if sealed.is_sealed(head):
+                shutil.copyfileobj(raw, spool)  # already ciphertext
+            else:
+                writer = sealed.text_writer(spool, material)
+                for line in io.TextIOWrapper(raw, encoding="utf-8"):
+                    writer.write(line)
+                writer.close()
+            raw = spool
+        yield sealed.Replayable(raw, material)
+
+
+@contextmanager
+def sealed_if(out: IO[str], material: bytes | None) -> Iterator[IO[str]]:
+    """`out` itself, or a writer that seals into it (`export --encrypt`)."""
+    if material is None:
+        yield out
+        return
+    from tinycontext.app import sealed
+
+    out.flush()
+    writer = sealed.text_writer(out.buffer, material)  # type: ignore[attr-defined]
+    yield writer
+    writer.close()
+
+
+def export_key(args: argparse.Namespace, config: Any) -> bytes | None:
+    """The key material for `--encrypt`; refuses when no key is configured."""
+    if not getattr(args, "encrypt", False):
+        return None
+    from tinycontext.config.keys import EncryptionKeyError, key_material
+
+    material = key_material(config)
+    if material is None:
+        raise EncryptionKeyError(
+            "--encrypt uses the configured encryption key, and none is configured: set "
+            "TINYCONTEXT_ENCRYPTION_KEY_FILE (make a key with `tinycontext keygen -o FILE`).")
+    return material
+
+
 def _progress(message: str) -> None:
     print(message, file=sys.stderr, flush=True)
 
@@ -87,9 +150,10 @@ def cmd_export(args: argparse.Namespace) -> int:
         print(f"tinycontext export: no store at {config.memory_db_path}; nothing to export.",
               file=sys.stderr)
         return 0
+    material = export_key(args, config)
     store = create_container(config).store()
     try:
-        with private_output(args.output) as out:
+        with private_output(args.output) as plain, sealed_if(plain, material) as out:
             count = export_jsonl(store, out, args.session, not args.no_embeddings,
                                  progress=lambda n: _progress(f"exported {n} memories..."))
     except StoreError as exc:
@@ -110,6 +174,31 @@ def cmd_export(args: argparse.Namespace) -> int:
     return 0
 
 
+def _repair_encrypted(args: argparse.Namespace, config: Any, db: Path) -> int:
+    """An encrypted store: its pages can only be read through SQLCipher with the key, so
+    repair checks every page's authentication and, when all pass, writes every memory as
+    export does; the page-by-page salvage past damage reads plain SQLite files only."""
+    from tinycontext.adapters.sqlite.convert import check_pages
+    from tinycontext.entry.container import sqlite_key
+
+    key = sqlite_key(config)
+    if key is None:
+        print(f"tinycontext repair: {db} is encrypted and no key is configured: set "
+              "TINYCONTEXT_ENCRYPTION_KEY_FILE (or TINYCONTEXT_ENCRYPTION_KEY) to its key and "
+              "run this again. Nothing was written.", file=sys.stderr)
+        return 1
+    problems = check_pages(db, key)
+    if problems:
+        print(f"tinycontext repair: {db} is encrypted and {problems[0]}. Salvaging memories "
+              "around damaged pages reads plain SQLite files only, so it cannot be done for an "
+              "encrypted store: restore the store from a backup or an export. Nothing was "
+              "written.", file=sys.stderr)
+        return 1
+    print(f"tinycontext repair: {db} is encrypted and every page passes SQLCipher's check; "
+          "writing every memory as `tinycontext export` does.", file=sys.stderr)
+    return cmd_export(args)
+
+
 def cmd_repair(args: argparse.Namespace) -> int:
     from tinycontext.adapters.sqlite.pages import UnreadableFileError
     from tinycontext.adapters.sqlite.salvage import salvage_jsonl
@@ -124,6 +213,10 @@ def cmd_repair(args: argparse.Namespace) -> int:
     if not db.is_file():
         print(f"tinycontext repair: no store file at {db}; nothing to salvage.", file=sys.stderr)
         return 1
+    from tinycontext.adapters.sqlite.cipher import file_state
+
+    if file_state(db) == "encrypted":
+        return _repair_encrypted(args, config, db)
     try:
         with private_output(args.output) as out:
             report = salvage_jsonl(db, out, args.session, not args.no_embeddings, _progress)

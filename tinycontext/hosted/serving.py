@@ -65,8 +65,14 @@ def open_serving(
     from tinycontext.adapters.hosting.tenancy import Access, ProxyTrust
     from tinycontext.app.management import Management
     from tinycontext.app.service_source import services_of
-    from tinycontext.entry.container import build_service, container_services, create_container
+    from tinycontext.entry.container import (
+        build_service,
+        container_services,
+        create_container,
+        sqlite_key_material,
+    )
 
+    sqlite_key_material(config)  # a bad key or a missing extra stops start-up, not a request
     token = settings.management_token
     if not settings.tenancy:
         if any(p is not None for p in (embedder, tokenizer, clock)) or not background:

@@ -90,13 +90,19 @@ def open_tenants(
 
     from tinycontext.adapters.hosting.tenant_stores import TenantStores
     from tinycontext.adapters.sqlite.store import SqliteStore
+    from tinycontext.entry.container import sqlite_key_material
+    from tinycontext.config.keys import tenant_store_key
 
     assert settings.store_dir is not None
     _tighten(settings.store_dir)
+    # With a key configured each user's file gets its own key, derived from the server's key
+    # and the user's tenant key (the file name): one user's file and key open nothing else.
+    material = sqlite_key_material(config)
 
     def open_file(path: Path) -> MemoryService:
         tenant_config = config.model_copy(update={"memory_db_path": str(path)})
-        return container.tenant_service(store=SqliteStore(path), config=tenant_config,
+        key = None if material is None else tenant_store_key(material, path.stem)
+        return container.tenant_service(store=SqliteStore(path, key=key), config=tenant_config,
                                         background=background)
 
     return TenantStores(settings.store_dir, settings.tenant_secret, open_file,

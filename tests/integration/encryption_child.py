@@ -1,0 +1,46 @@
+"""A child process for the encryption tests: `fill PATH N [START] [PAD]` saves N planted
+memories (numbered from START, each with PAD filler words) into an
+encrypted store (key material from TINYCONTEXT_ENCRYPTION_KEY), batch by batch, printing each
+batch's count; `hold PATH SECONDS` keeps the store open; `count PATH` prints its memories."""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from pathlib import Path
+
+from tests.encryption_support import planted
+from tinycontext import TinyContextConfig, build_service
+from tinycontext.testing import HashEmbedder, WordTokenizer
+
+
+def main() -> None:
+    mode, path = sys.argv[1], Path(sys.argv[2])
+    config = TinyContextConfig(memory_db_path=str(path),
+                               encryption_key=os.environ.get("TINYCONTEXT_ENCRYPTION_KEY", ""),
+                               recall_late_interaction=False)
+    service = build_service(config, embedder=HashEmbedder(), tokenizer=WordTokenizer(),
+                            background=False)
+    if mode == "fill":
+        total, start = int(sys.argv[3]), int(sys.argv[4]) if len(sys.argv) > 4 else 0
+        pad = " ".join(f"filler{n}" for n in range(int(sys.argv[5]))) if len(sys.argv) > 5 else ""
+        for first in range(start, start + total, 50):
+            items = []
+            for i in range(first, min(first + 50, start + total)):
+                content, tag, _ = planted(i)
+                # This build has no tags field: the tag marker rides in the text instead.
+                items.append({"content": f"note {content} #{tag} about {i * 7919 % 1000} {pad}"})
+            service.save(items, session_id=planted(first)[2])
+            print(min(first + 50, start + total) - start, flush=True)
+    elif mode == "hold":
+        service.recall(None)
+        print("holding", flush=True)
+        time.sleep(float(sys.argv[3]))
+    elif mode == "count":
+        print(service.list_memories(limit=1)["total_count"], flush=True)
+    service.close()
+
+
+if __name__ == "__main__":
+    main()
