@@ -13,7 +13,6 @@ import pytest
 
 from tests.encryption_support import found_in, needs_extra, planted, require_sqlcipher_process
 from tinycontext import TinyContextConfig, build_service
-from tinycontext.domain.errors import StoreLockedError
 from tinycontext.config.keys import (
     EncryptionKeyError,
     key_material,
@@ -22,6 +21,7 @@ from tinycontext.config.keys import (
     tenant_store_key,
     write_key_file,
 )
+from tinycontext.domain.errors import StoreLockedError
 from tinycontext.testing import HashEmbedder, WordTokenizer
 
 KEY = bytes(range(32))
@@ -151,8 +151,8 @@ def test_hosted_user_store_does_not_open_with_another_users_key(tmp_path: Path) 
 @needs_extra
 def test_hosted_serving_opens_each_user_with_a_derived_key(tmp_path: Path) -> None:
     require_sqlcipher_process()
-    from tinycontext.hosted.stores import open_tenants
     from tinycontext.hosted.settings import load_server_settings
+    from tinycontext.hosted.stores import open_tenants
 
     store_dir = tmp_path / "tenants"
     store_dir.mkdir(mode=0o700)

@@ -264,10 +264,10 @@ def cmd_import(args: argparse.Namespace) -> int:
                   f"re-embedded {report.reembedded}) through line {report.lines}...",
                   file=sys.stderr, flush=True)
 
-    from tinycontext.entry.bootstrap import engine_container
-        from tinycontext.entry.exporting import import_source
     from tinycontext.app.sealed import SealedFileError
     from tinycontext.config.keys import key_material
+    from tinycontext.entry.bootstrap import engine_container
+    from tinycontext.entry.exporting import import_source
 
     container = engine_container()
     try:

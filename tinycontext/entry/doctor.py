@@ -156,8 +156,8 @@ def _check_encryption(config: TinyContextConfig, db: Path) -> tuple[Check, bytes
     """Whether the store is encrypted, told from its first bytes (no key needed), and
     whether the configured key (if any) is usable; never shows the key."""
     from tinycontext.adapters.sqlite.cipher import file_state, key_for_plain, no_key
-    from tinycontext.entry.container import sqlite_key
     from tinycontext.domain.errors import TinyContextError
+    from tinycontext.entry.container import sqlite_key
 
     state = file_state(db)
     try:

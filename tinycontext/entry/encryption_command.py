@@ -95,9 +95,9 @@ def _keygen(path: Path) -> int:
 def _convert(args: argparse.Namespace) -> int:
     from tinycontext.adapters.sqlite import convert
     from tinycontext.adapters.sqlite.cipher import file_state
+    from tinycontext.config.keys import read_key_file, store_key
     from tinycontext.entry.bootstrap import read_settings
     from tinycontext.entry.container import sqlite_key_material
-    from tinycontext.config.keys import read_key_file, store_key
 
     name = args.command
     config = read_settings().config

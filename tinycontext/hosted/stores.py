@@ -90,8 +90,8 @@ def open_tenants(
 
     from tinycontext.adapters.hosting.tenant_stores import TenantStores
     from tinycontext.adapters.sqlite.store import SqliteStore
-    from tinycontext.entry.container import sqlite_key_material
     from tinycontext.config.keys import tenant_store_key
+    from tinycontext.entry.container import sqlite_key_material
 
     assert settings.store_dir is not None
     _tighten(settings.store_dir)
