@@ -27,11 +27,12 @@ SAMPLE, RANDOM_PAIRS = 1024, 900
 
 
 def file_state(path: Path) -> FileState:
-    """What the file at `path` is, from its first kilobyte (no key needed)."""
+    """What the file at `path` is, from its first kilobyte (no key needed); "missing" also
+    when it cannot be read (SQLite's own open then says why)."""
     try:
         with path.open("rb") as source:
             head = source.read(SAMPLE)
-    except FileNotFoundError:
+    except OSError:  # absent, or not readable here: opening it reports why
         return "missing"
     if not head:
         return "empty"
