@@ -217,8 +217,9 @@ def cmd_repair(args: argparse.Namespace) -> int:
 
     if file_state(db) == "encrypted":
         return _repair_encrypted(args, config, db)
+    material = export_key(args, config)
     try:
-        with private_output(args.output) as out:
+        with private_output(args.output) as plain, sealed_if(plain, material) as out:
             report = salvage_jsonl(db, out, args.session, not args.no_embeddings, _progress)
     except UnreadableFileError as exc:
         print(f"tinycontext repair: {db} holds no readable SQLite pages ({exc}): nothing can "
