@@ -29,8 +29,8 @@ def main() -> None:
             items = []
             for i in range(first, min(first + 50, start + total)):
                 content, tag, _ = planted(i)
-                # This build has no tags field: the tag marker rides in the text instead.
-                items.append({"content": f"note {content} #{tag} about {i * 7919 % 1000} {pad}"})
+                items.append({"content": f"note {content} about {i * 7919 % 1000} {pad}",
+                              "tags": [tag]})
             service.save(items, session_id=planted(first)[2])
             print(min(first + 50, start + total) - start, flush=True)
     elif mode == "hold":

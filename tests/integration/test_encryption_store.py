@@ -193,11 +193,13 @@ def test_no_planted_content_or_session_id_in_any_file_on_disk(tmp_path: Path) ->
     service = _service(path, KEY)
     try:
         for first in range(0, 1000, 100):
-            service.save([{"content": f"fact {planted(i)[0]} #{planted(i)[1]}"}
+            service.save([{"content": f"fact {planted(i)[0]}", "tags": [planted(i)[1]]}
                           for i in range(first, first + 100)], session_id=planted(first)[2])
         assert service.list_memories(limit=1)["total_count"] == 1000
         recalled = service.recall_memories(planted(5)[0], session_id=planted(0)[2])
         assert planted(5)[0] in recalled["memories"][0]["content"]
+        tagged = service.list_memories(tags=[planted(7)[1]])
+        assert [m["content"] for m in tagged["memories"]] == [f"fact {planted(7)[0]}"]
         # While open: the store, its -wal and -shm hold every write so far.
         assert {p.name for p in folder.iterdir()} >= {"memories.db", "memories.db-wal"}
         assert found_in(folder, 1000) == {}
