@@ -2,8 +2,9 @@
 
 They are what the SDK itself answers to `initialize` and `tools/list`, per protocol version of
 the initialize handshake, recorded into handshake.json by running the real server over
-in-memory streams. A test compares the file with a fresh recording, so a change to a tool,
-its description or the SDK fails until the file is written again:
+in-memory streams, with a fingerprint of the code they come from (stdio_front.code_fingerprint):
+the front uses them only for that code, and a test compares the file with a fresh recording,
+so a change to a tool, its description or the SDK fails until the file is written again:
 
     python -m tinycontext.adapters.mcp.snapshot
 """
@@ -14,7 +15,7 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .stdio_front import SNAPSHOT_FILE
+from .stdio_front import SNAPSHOT_FILE, code_fingerprint
 
 if TYPE_CHECKING:
     from tinycontext.app.service import MemoryService
@@ -73,7 +74,8 @@ def _answers(version: str) -> dict[str, Any]:
 def build_snapshot() -> dict[str, Any]:
     from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 
-    return {"versions": {v: _answers(v) for v in HANDSHAKE_PROTOCOL_VERSIONS}}
+    return {"fingerprint": code_fingerprint(),
+            "versions": {v: _answers(v) for v in HANDSHAKE_PROTOCOL_VERSIONS}}
 
 
 def render(snapshot: dict[str, Any]) -> str:

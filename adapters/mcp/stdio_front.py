@@ -31,6 +31,37 @@ SNAPSHOT_FILE = str(Path(__file__).with_name("handshake.json"))
 REPLAYED_ID = "tinycontext-replayed-initialize"
 
 
+# What the recorded answers depend on: the tools' code, their input types and limits, the
+# version (serverInfo), and the SDK that serialises them. A snapshot recorded for other code is
+# not used (the SDK answers, later): stale answers would hide a tool's new parameters.
+FINGERPRINTED_PACKAGES = ("tinycontext.adapters.mcp", "tinycontext.app", "tinycontext.domain")
+FINGERPRINTED_DISTRIBUTIONS = ("mcp", "mcp_types", "pydantic", "pydantic_core")
+
+
+def code_fingerprint() -> str:
+    """A digest of the code and library versions the handshake answers come from."""
+    import hashlib
+    from importlib.util import find_spec
+
+    digest = hashlib.sha256()
+    for package in FINGERPRINTED_PACKAGES:
+        spec = find_spec(package)
+        folders = list(spec.submodule_search_locations or []) if spec else []
+        for path in sorted(p for folder in folders for p in Path(folder).glob("*.py")):
+            digest.update(f"{package}/{path.name}\0".encode() + path.read_bytes() + b"\0")
+    version = find_spec("tinycontext.version")
+    if version is not None and version.origin:
+        digest.update(Path(version.origin).read_bytes())
+    sdk = find_spec("mcp")
+    if sdk is not None and sdk.origin:
+        site = Path(sdk.origin).parent.parent
+        for name in sorted(os.listdir(site)):
+            if (name.endswith(".dist-info")
+                    and name.split("-")[0].lower() in FINGERPRINTED_DISTRIBUTIONS):
+                digest.update(name.encode() + b"\0")
+    return digest.hexdigest()
+
+
 def _claim(fd: int, diversion: int) -> int:
     """A private copy of a standard descriptor; the descriptor itself then points at
     `diversion`, so a stray print or read by any library misses the protocol stream."""
@@ -98,6 +129,8 @@ class StdioFront:
         self._replay_pending = False
         self.inbox: queue.SimpleQueue[bytes | None] = queue.SimpleQueue()
         self._needed = threading.Event()  # the handshake is over, or the SDK has work
+        if not self._versions:  # nothing to answer here: the SDK is needed at once
+            self._needed.set()
         self._thread = threading.Thread(target=self._read, name="tinycontext-stdio-front",
                                         daemon=True)  # may block on a terminal: never joined
 
@@ -190,6 +223,9 @@ class ClaimedStdio:
     def __enter__(self) -> StdioFront:
         with open(self._snapshot_file, encoding="utf-8") as handle:
             snapshot = json.load(handle)
+        if snapshot.get("fingerprint") != code_fingerprint():
+            log.debug("handshake.json was recorded for other code; the SDK answers")
+            snapshot = {"versions": {}}
         sys.stdout.flush()
         wire_in = _claim(0, os.open(os.devnull, os.O_RDONLY))
         wire_out = _claim(1, os.dup(2))

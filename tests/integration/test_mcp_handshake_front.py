@@ -93,3 +93,17 @@ def test_a_client_of_an_unknown_version_is_answered_by_the_sdk(tmp_path: Path) -
     answer = json.loads(done.stdout.splitlines()[0])
     # The SDK's counter-offer: its newest handshake version.
     assert answer["result"]["protocolVersion"] == "2025-11-25"
+
+
+def test_answers_recorded_for_other_code_are_not_used(tmp_path: Path) -> None:
+    recorded = json.loads(Path(SNAPSHOT_FILE).read_text(encoding="utf-8"))
+    stale = tmp_path / "handshake.json"
+    stale.write_text(json.dumps({**recorded, "fingerprint": "recorded-for-other-code"}))
+    code = ("import sys; from tinycontext.adapters.mcp.stdio_front import ClaimedStdio\n"
+            f"with ClaimedStdio({str(stale)!r}) as front:\n"
+            "    print(sorted(front._versions), front.inbox.get(timeout=30), file=sys.stderr)\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, timeout=60,
+                          input=(json.dumps(HELLO) + "\n").encode())
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == b""  # nothing answered from the stale file
+    assert done.stderr.startswith(b"[] b'{") and b'"initialize"' in done.stderr  # for the SDK
