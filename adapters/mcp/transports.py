@@ -11,7 +11,7 @@ from typing import Any
 from tinycontext.app.callers import CallerCheck
 from tinycontext.app.management import Management
 from tinycontext.app.service_source import Source
-from tinycontext.config.allowed_hosts import allowed_hosts
+from tinycontext.config.allowed_hosts import allowed_hosts, host_allowed
 
 from .server import TinyContextMCP, create_mcp_server
 from .stdio import DRAIN_SECONDS, serve_front, serve_stdio
@@ -99,9 +99,32 @@ def http_app(
         transport_security=mcp_transport_security(accepted),  # type: ignore[arg-type]
         host=host, json_response=json_response, stateless_http=stateless,
     )
+    if isinstance(accepted, list):
+        app = strict_host_check(app, accepted)
     if access is not None and access.hosted:
         return access.gate(app)
     return app
+
+
+def strict_host_check(app: Any, hosts: list[str]) -> Any:
+    """Refuse /mcp requests whose Host header is not exactly an accepted `name[:port]`.
+
+    The SDK's own check accepts any header that starts with an accepted name and a colon
+    (`127.0.0.1:8765@evil.example`); its answer (421) is kept for every refusal.
+    """
+    from starlette.responses import PlainTextResponse
+
+    async def guarded(scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] == "http" and scope.get("path", "").startswith(MCP_PATH):
+            header = next((v.decode("latin-1") for k, v in scope.get("headers", [])
+                           if k == b"host"), None)
+            if not host_allowed(header, hosts):
+                log.warning("refused an MCP request with a foreign Host header")
+                await PlainTextResponse("Invalid Host header", 421)(scope, receive, send)
+                return
+        await app(scope, receive, send)
+
+    return guarded
 
 
 def mountable(

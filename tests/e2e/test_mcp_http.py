@@ -62,6 +62,9 @@ def test_dns_rebinding_protection(tmp_path: Path) -> None:
         refused = httpx.post(base + "/mcp", json=INIT,
                              headers={**MCP_HEADERS, "host": f"attacker.example:{port}"})
         assert refused.status_code == 421
+        for host in (f"127.0.0.1:{port}@evil.example", f"memory.internal:{port}/evil.example"):
+            tail = httpx.post(base + "/mcp", json=INIT, headers={**MCP_HEADERS, "host": host})
+            assert tail.status_code == 421, host
         evil_origin = httpx.post(base + "/mcp", json=INIT,
                                  headers={**MCP_HEADERS, "origin": "http://attacker.example"})
         assert evil_origin.status_code == 403

@@ -198,6 +198,8 @@ def test_openapi_documents_every_field_and_error(api: httpx.Client) -> None:
 
 def test_foreign_host_headers_are_refused(api: httpx.Client) -> None:
     assert api.get("/health", headers={"host": "attacker.example"}).status_code == 421
+    for host in ("127.0.0.1:8765@evil.example", "localhost:9/x", "[::1]evil.example"):
+        assert api.get("/health", headers={"host": host}).status_code == 421, host
     assert api.get("/health", headers={"host": "localhost:9"}).status_code == 200
 
 

@@ -58,6 +58,7 @@ def test_host_header_limited_to_loopback_names(app):
     assert client.get("/", headers={"host": "localhost"}).status_code == 200
     refused = client.get("/", headers={"host": "evil.example"})
     assert refused.status_code == 421 and "SQLite" not in refused.text
+    assert client.get("/", headers={"host": "127.0.0.1:9999@evil.example"}).status_code == 421
 
 
 def test_security_headers_on_every_response(app):

@@ -10,6 +10,8 @@ loopback names, the address they are bound to, and whatever `TINYCONTEXT_ALLOWED
 
 from __future__ import annotations
 
+import re
+
 LOOPBACK = ("127.0.0.1", "localhost", "[::1]")
 WILDCARD_BINDS = ("", "0.0.0.0", "::", "[::]")
 ENV_NAME = "TINYCONTEXT_ALLOWED_HOSTS"
@@ -35,16 +37,24 @@ def allowed_hosts(bind_host: str | None = None, extra: str | None = None) -> lis
     return hosts
 
 
-def _host_name(value: str) -> str:
-    """The name part of a Host header: `[::1]:8000` -> `[::1]`, `a.example:80` -> `a.example`."""
-    if value.startswith("["):
-        return value[: value.find("]") + 1]
-    return value.split(":", 1)[0] if value.count(":") == 1 else value
+# A Host header is `host [":" port]` (RFC 9110): a bracketed IPv6 literal or a name of letters,
+# digits, dots, hyphens (and `_`, `~`), then digits only. Anything after the name that is not
+# such a port (`127.0.0.1:8765@evil.example`) makes the header foreign, never "127.0.0.1".
+_HOST_HEADER = re.compile(r"(\[[0-9a-f:.]+\]|[a-z0-9._~-]+)(?::([0-9]{1,5}))?")
+
+
+def _parse_host(value: str) -> tuple[str, str | None] | None:
+    """(name, port or None) of a Host header value, or None when it is not one."""
+    match = _HOST_HEADER.fullmatch(value)
+    if match is None or (match.group(2) is not None and int(match.group(2)) > 65535):
+        return None
+    return match.group(1), match.group(2)
 
 
 def host_allowed(header: str | None, hosts: list[str]) -> bool:
     """Whether a Host header value names one of `hosts` (a bare name allows any port)."""
-    if not header:
+    parsed = _parse_host(header.strip().lower()) if header else None
+    if parsed is None:
         return False
-    value = header.strip().lower()
-    return value in hosts or _host_name(value) in hosts
+    name, port = parsed
+    return name in hosts or (port is not None and f"{name}:{port}" in hosts)
