@@ -195,7 +195,7 @@ class DenseRetrieval:
             return []
         where, params = scope_sql(scope, "m")
         # Live, or under a filter (its candidates): the filter's conditions hold for each.
-        life, life_params = where_sql(scope.filters, "m")
+        life, life_params = where_sql(scope.filters, "m", each=True)
         rows = self._pool.read(
             f"SELECT {COLUMNS}, 1.0 - vec_distance_cosine(m.embedding, ?) AS similarity "
             # CROSS JOIN pins the candidate list as the outer loop (one seek per candidate);

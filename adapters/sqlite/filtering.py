@@ -46,10 +46,11 @@ def lifecycle_sql(filters: MemoryFilter | None, alias: str) -> tuple[str, list[A
 
 
 def filter_sql(
-    filters: MemoryFilter | None, alias: str, plain: str = ""
+    filters: MemoryFilter | None, alias: str, plain: str = "", each: bool = False
 ) -> tuple[str, list[Any]]:
     """The time window and label conditions (not the lifecycle). `plain` "+" keeps the
-    planner off the created_at index (when another index must drive)."""
+    planner off the created_at index (when another index must drive); `each`: labels are
+    looked up row by row (for a few given rows; the default lets a label's rows drive)."""
     if not filters:
         return "", []
     sql, params = "", []  # type: tuple[str, list[Any]]
@@ -60,13 +61,19 @@ def filter_sql(
         sql += f" AND {plain}{alias}.created_at <= ?"
         params.append(filters.until)
     for label in filters.labels:
-        sql += f" AND {alias}.seq IN (SELECT seq FROM memory_labels WHERE label = ?)"
+        if each:
+            sql += (" AND EXISTS (SELECT 1 FROM memory_labels l WHERE l.label = ? "
+                    f"AND l.seq = {alias}.seq)")
+        else:
+            sql += f" AND {alias}.seq IN (SELECT seq FROM memory_labels WHERE label = ?)"
         params.append(label)
     return sql, params
 
 
-def where_sql(filters: MemoryFilter | None, alias: str) -> tuple[str, list[Any]]:
+def where_sql(
+    filters: MemoryFilter | None, alias: str, each: bool = False
+) -> tuple[str, list[Any]]:
     """Lifecycle and filter conditions together (each starts with " AND ")."""
     life, life_params = lifecycle_sql(filters, alias)
-    more, more_params = filter_sql(filters, alias)
+    more, more_params = filter_sql(filters, alias, each=each)
     return life + more, life_params + more_params

@@ -85,6 +85,7 @@ def test_a_broad_filter_asks_the_mirror_for_more(db_path: Path, monkeypatch, sha
     vectors, on which the mirror's sign bits and int8 codes work as on a model's)."""
     np = pytest.importorskip("numpy")
     monkeypatch.setattr(dense_filtered, "EXACT_ROWS", 20)
+    monkeypatch.setattr(dense_filtered, "RANKED_ROWS", 20)
     db_path.parent.mkdir()
     store = SqliteStore(db_path)
     rng = np.random.default_rng(7)
@@ -112,11 +113,11 @@ def test_a_broad_filter_asks_the_mirror_for_more(db_path: Path, monkeypatch, sha
         found = store.nearest(query.tobytes(), "k", scope, 10)
         assert len(found) == 10 and all(h.memory.tags == ("even",) for h in found)
         hits += len({h.memory.id for h in found} & {items[i].memory.id for i in wanted})
-        # Few (under EXACT_ROWS): exact cosines over every one of them.
-        monkeypatch.setattr(dense_filtered, "EXACT_ROWS", 4000)
+        # Few (under RANKED_ROWS): every one ranked by the mirror, the best scored exactly.
+        monkeypatch.setattr(dense_filtered, "RANKED_ROWS", 4000)
         found = store.nearest(query.tobytes(), "k", scope, 10)
         assert [h.memory.id for h in found] == [items[i].memory.id for i in wanted], seed
-        monkeypatch.setattr(dense_filtered, "EXACT_ROWS", 20)
+        monkeypatch.setattr(dense_filtered, "RANKED_ROWS", 20)
     assert hits >= 45  # recall@10 against the exact filtered answer, over 5 queries
     store.close()
 
@@ -127,6 +128,7 @@ def test_as_of_searches_replaced_versions_through_their_mirror(db_path: Path,
     ranked by their mirror; the answer must match brute force over the versions live then."""
     np = pytest.importorskip("numpy")
     monkeypatch.setattr(dense_filtered, "EXACT_ROWS", 20)
+    monkeypatch.setattr(dense_filtered, "RANKED_ROWS", 20)
     db_path.parent.mkdir()
     store = SqliteStore(db_path)
     rng = np.random.default_rng(3)
