@@ -107,6 +107,7 @@ def hosted_server(tmp_path: Path, *, kind: str = "rest", store_url: str = "",
     """A hosted server ("rest": REST + /mcp, "mcp": Streamable HTTP only) over fresh files,
     or over the PostgreSQL database of `store_url` (then without any store folder)."""
     from tinycontext.adapters.mcp.transports import http_app
+    from tinycontext.entry.container import process_parts
     from tinycontext.hosted.serving import open_serving
     from tinycontext.hosted.settings import load_server_settings
     from tinycontext.rest import create_app
@@ -120,8 +121,9 @@ def hosted_server(tmp_path: Path, *, kind: str = "rest", store_url: str = "",
     config = TinyContextConfig(memory_db_path=str(tmp_path / "single" / "memories.db"),
                                models_dir=str(tmp_path / "models"), store_url=store_url)
     clock = FixedClock()
-    serving = open_serving(config, settings, embedder=embedder or HashEmbedder(),
-                           tokenizer=WordTokenizer(), clock=clock, background=background)
+    parts = process_parts(config, embedder=embedder or HashEmbedder(),
+                          tokenizer=WordTokenizer(), clock=clock, background=background)
+    serving = open_serving(config, settings, parts)
     if kind == "rest":
         app = create_app(serving.source, mcp=True, hosts=serving.hosts("127.0.0.1"),
                          access=serving.access, management=serving.management, warm=False)

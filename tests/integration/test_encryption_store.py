@@ -151,6 +151,7 @@ def test_hosted_user_store_does_not_open_with_another_users_key(tmp_path: Path) 
 @needs_extra
 def test_hosted_serving_opens_each_user_with_a_derived_key(tmp_path: Path) -> None:
     require_sqlcipher_process()
+    from tinycontext.entry.container import process_parts
     from tinycontext.hosted.settings import load_server_settings
     from tinycontext.hosted.stores import open_tenants
 
@@ -164,8 +165,9 @@ def test_hosted_serving_opens_each_user_with_a_derived_key(tmp_path: Path) -> No
     settings = load_server_settings(env, transport="http")
     material = b"hosted-server-key-material-1234567890"
     config = TinyContextConfig(encryption_key=material.decode(), recall_late_interaction=False)
-    stores = open_tenants(config, settings, embedder=HashEmbedder(), tokenizer=WordTokenizer(),
+    parts = process_parts(config, embedder=HashEmbedder(), tokenizer=WordTokenizer(),
                           background=False)
+    stores = open_tenants(config, settings, parts)
     try:
         for user in ("alice", "bob"):
             key, service = stores.acquire(user)

@@ -117,15 +117,18 @@ def test_postgresql_hosted_mode_still_refuses_every_other_gap() -> None:
 
 def test_serving_refuses_settings_checked_for_the_other_backend(store_dir: Path) -> None:
     from tinycontext.config.engine import TinyContextConfig
+    from tinycontext.entry.container import process_parts
     from tinycontext.hosted.serving import open_serving
 
     sqlite_checked = load_server_settings(hosted_env(store_dir))
     with pytest.raises(HostedConfigError, match="validated for SQLite but the store is "
                                                 "PostgreSQL"):
-        open_serving(TinyContextConfig(store_url=PG_URL), sqlite_checked)
+        config = TinyContextConfig(store_url=PG_URL)
+        open_serving(config, sqlite_checked, process_parts(config))
     pg_checked = load_server_settings(hosted_env(None), store_url=PG_URL)
     with pytest.raises(HostedConfigError, match="validated for PostgreSQL"):
-        open_serving(TinyContextConfig(memory_db_path=str(store_dir / "x.db")), pg_checked)
+        config = TinyContextConfig(memory_db_path=str(store_dir / "x.db"))
+        open_serving(config, pg_checked, process_parts(config))
 
 
 def test_management_over_http_needs_a_token_outside_hosted_mode(store_dir: Path) -> None:

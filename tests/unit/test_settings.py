@@ -101,7 +101,7 @@ def test_open_server_checks_the_variables_read_at_start_up(
 
     seen = []
     monkeypatch.setattr(settings, "server_variables", parse_again)
-    monkeypatch.setattr(hosted, "open_serving", lambda config, server: seen.append(server)
+    monkeypatch.setattr(hosted, "open_serving", lambda config, server, parts: seen.append(server)
                         or hosted.Serving(None))
     monkeypatch.setattr(heap, "start_heap_trimmer", lambda: False)
     serving, shutdown = bootstrap.open_server("http", read)

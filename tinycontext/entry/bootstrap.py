@@ -87,6 +87,7 @@ def open_server(transport: Literal["stdio", "http"],
                 settings: ProcessSettings | None = None) -> tuple[Serving, Callable[[], None]]:
     """Steps 2-5: what the process serves, and the telemetry flush-and-shutdown to run last."""
     from tinycontext.adapters.system.heap import start_heap_trimmer
+    from tinycontext.entry.container import process_parts
     from tinycontext.hosted.serving import open_serving
     from tinycontext.hosted.settings import check_server_settings
     from tinycontext.telemetry import setup as telemetry
@@ -96,7 +97,7 @@ def open_server(transport: Literal["stdio", "http"],
     server = check_server_settings(settings.variables, transport=transport,
                                    store_url=settings.config.store_url)
     shutdown = telemetry.configure_from_environment(settings.environ)
-    serving = open_serving(settings.config, server)
+    serving = open_serving(settings.config, server, process_parts(settings.config))
     start_heap_trimmer()  # a long-running process: freed heap goes back to the OS (see heap)
     return serving, shutdown
 

@@ -16,6 +16,7 @@ from dependency_injector import containers, providers
 from tinycontext.app.service import MemoryService
 from tinycontext.app.service_source import OneService, Services
 from tinycontext.config.engine import TinyContextConfig
+from tinycontext.hosted.parts import ProcessParts
 from tinycontext.ports.clock import Clock
 from tinycontext.ports.embedder import Embedder
 from tinycontext.ports.store import Store
@@ -128,6 +129,52 @@ def create_container(config: TinyContextConfig | None = None) -> Container:
 def container_services(container: Container) -> Services:
     """What the inbound adapters are handed for a single-user container: its one service."""
     return OneService(container.service)
+
+
+class ContainerParts(ProcessParts):
+    """A server process's parts from its one container (what hosted.serving asks for)."""
+
+    def __init__(self, container: Container, background: bool, eager: bool) -> None:
+        self._container = container
+        self._background = background
+        self._eager = eager
+
+    def single(self) -> Services:
+        if self._eager:  # ports given by the caller: the service is built now, as before
+            service = self._container.service()
+            return OneService(lambda: service)
+        return container_services(self._container)
+
+    def tenant_service(self, store: Store, config: TinyContextConfig) -> MemoryService:
+        return self._container.tenant_service(store=store, config=config,
+                                              background=self._background)
+
+    def key_material(self, config: TinyContextConfig) -> bytes | None:
+        return sqlite_key_material(config)
+
+    def warm(self) -> None:
+        self._container.tokenizer().count("warm up")
+        self._container.embedder().embed(["warm up"])
+
+
+def process_parts(
+    config: TinyContextConfig,
+    *,
+    embedder: Embedder | None = None,
+    tokenizer: Tokenizer | None = None,
+    clock: Clock | None = None,
+    background: bool = True,
+) -> ContainerParts:
+    """The one container of a server process, with any shared port replaced (tests)."""
+    container = create_container(config)
+    given = {"embedder": embedder, "tokenizer": tokenizer, "clock": clock}
+    for name, value in given.items():
+        if value is not None:
+            getattr(container, name).override(providers.Object(value))
+    if not background:
+        container.service.add_kwargs(background=False)
+    eager = any(value is not None for value in given.values()) or not background
+    return ContainerParts(container, background, eager)
 
 
 def build_service(

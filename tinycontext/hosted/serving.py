@@ -16,9 +16,7 @@ if TYPE_CHECKING:
     from tinycontext.adapters.hosting.tenancy import Access
     from tinycontext.app.management import Management
     from tinycontext.app.service_source import Services
-    from tinycontext.ports.clock import Clock
-    from tinycontext.ports.embedder import Embedder
-    from tinycontext.ports.tokenizer import Tokenizer
+    from tinycontext.hosted.parts import ProcessParts
 
 __all__ = ["Serving", "open_serving"]
 
@@ -49,37 +47,17 @@ class Serving:
 
 
 def open_serving(
-    config: TinyContextConfig,
-    settings: ServerSettings,
-    *,
-    embedder: Embedder | None = None,
-    tokenizer: Tokenizer | None = None,
-    clock: Clock | None = None,
-    background: bool = True,
+    config: TinyContextConfig, settings: ServerSettings, parts: ProcessParts
 ) -> Serving:
-    """The one service (single-user) or the per-user TenantStores (hosted) a server serves.
-
-    Ports given here (tests) replace the configured ones; hosted mode shares them (and
-    otherwise the process's one model and vocabulary) across every user's service.
-    """
+    """The one service (single-user) or the per-user TenantStores (hosted) a server serves,
+    from the process's parts (tinycontext.entry.container.process_parts)."""
     from tinycontext.adapters.hosting.tenancy import Access, ProxyTrust
     from tinycontext.app.management import Management
-    from tinycontext.app.service_source import services_of
-    from tinycontext.entry.container import (
-        build_service,
-        container_services,
-        create_container,
-        sqlite_key_material,
-    )
 
-    sqlite_key_material(config)  # a bad key or a missing extra stops start-up, not a request
+    parts.key_material(config)  # a bad key or a missing extra stops start-up, not a request
     token = settings.management_token
     if not settings.tenancy:
-        if any(p is not None for p in (embedder, tokenizer, clock)) or not background:
-            source = services_of(build_service(config, embedder=embedder, tokenizer=tokenizer,
-                                               clock=clock, background=background))
-        else:
-            source = container_services(create_container(config))
+        source = parts.single()
         management = Management(hosted=False) if settings.management else None
         access = Access(management_token=token) if settings.management else None
         return Serving(source, access, management, allowed_hosts=settings.allowed_hosts)
@@ -94,8 +72,7 @@ def open_serving(
         )
     from tinycontext.hosted.stores import open_tenants
 
-    stores = open_tenants(config, settings, embedder=embedder, tokenizer=tokenizer,
-                          clock=clock, background=background)
+    stores = open_tenants(config, settings, parts)
     trust = ProxyTrust(settings.networks, settings.proxy_token, settings.user_header)
     management = Management(hosted=True, storage=stores.storage_facts) if settings.management \
         else None

@@ -18,10 +18,8 @@ from tinycontext.config.engine import TinyContextConfig
 if TYPE_CHECKING:
     from tinycontext.adapters.hosting.tenant_stores import TenantServices
     from tinycontext.app.service import MemoryService
+    from tinycontext.hosted.parts import ProcessParts
     from tinycontext.hosted.settings import ServerSettings
-    from tinycontext.ports.clock import Clock
-    from tinycontext.ports.embedder import Embedder
-    from tinycontext.ports.tokenizer import Tokenizer
 
 log = logging.getLogger("tinycontext.hosted")
 
@@ -48,31 +46,10 @@ def _needs_postgres_extra() -> None:
 
 
 def open_tenants(
-    config: TinyContextConfig,
-    settings: ServerSettings,
-    *,
-    embedder: Embedder | None = None,
-    tokenizer: Tokenizer | None = None,
-    clock: Clock | None = None,
-    background: bool = True,
+    config: TinyContextConfig, settings: ServerSettings, parts: ProcessParts
 ) -> TenantServices:
-    """TenantStores (SQLite files) or PgTenantStores (one database) for hosted mode: one
-    container for the process, whose model, vocabulary and clock every user's service shares
-    (ports given here, by tests, replace them) and whose factory builds each user's service."""
-    from dependency_injector import providers
-
-    from tinycontext.entry.container import create_container
-
-    container = create_container(config)  # never its own store or service: only users' ones
-    for provider, given in ((container.embedder, embedder), (container.tokenizer, tokenizer),
-                            (container.clock, clock)):
-        if given is not None:
-            provider.override(providers.Object(given))
-
-    def warm() -> None:
-        container.tokenizer().count("warm up")
-        container.embedder().embed(["warm up"])
-
+    """TenantStores (SQLite files) or PgTenantStores (one database) for hosted mode: every
+    user's service comes from the process's parts, sharing its model, vocabulary and clock."""
     if settings.postgres:
         _needs_postgres_extra()
         from tinycontext.adapters.postgres.connection import SharedPgPool
@@ -82,28 +59,25 @@ def open_tenants(
         pool = SharedPgPool(config.store_url)  # one per process; nothing connects yet
 
         def open_tenant(key: str) -> MemoryService:
-            return container.tenant_service(store=PostgresStore(pool, tenant=key), config=config,
-                                            background=background)
+            return parts.tenant_service(PostgresStore(pool, tenant=key), config)
 
         return PgTenantStores(pool, settings.tenant_secret, open_tenant,
-                              settings.max_open_stores, warm)
+                              settings.max_open_stores, parts.warm)
 
     from tinycontext.adapters.hosting.tenant_stores import TenantStores
     from tinycontext.adapters.sqlite.store import SqliteStore
     from tinycontext.config.keys import tenant_store_key
-    from tinycontext.entry.container import sqlite_key_material
 
     assert settings.store_dir is not None
     _tighten(settings.store_dir)
     # With a key configured each user's file gets its own key, derived from the server's key
     # and the user's tenant key (the file name): one user's file and key open nothing else.
-    material = sqlite_key_material(config)
+    material = parts.key_material(config)
 
     def open_file(path: Path) -> MemoryService:
         tenant_config = config.model_copy(update={"memory_db_path": str(path)})
         key = None if material is None else tenant_store_key(material, path.stem)
-        return container.tenant_service(store=SqliteStore(path, key=key), config=tenant_config,
-                                        background=background)
+        return parts.tenant_service(SqliteStore(path, key=key), tenant_config)
 
     return TenantStores(settings.store_dir, settings.tenant_secret, open_file,
-                        settings.max_open_stores, warm)
+                        settings.max_open_stores, parts.warm)
