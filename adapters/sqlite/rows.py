@@ -28,7 +28,9 @@ def padded(vector: Vector) -> Vector:
 
 
 def memory_from_row(row: Sequence[Any]) -> Memory:
-    return Memory(*row[:12], tags=read_tags(row[12]), metadata=read_metadata(row[13]))
+    tags, metadata = read_tags(row[12]), read_metadata(row[13])
+    # The first 12 columns fill the positional fields (mypy cannot count a slice).
+    return Memory(*row[:12], tags=tags, metadata=metadata)  # type: ignore[misc]
 
 
 def scope_sql(scope: Scope, alias: str) -> tuple[str, list[Any]]:

@@ -5,11 +5,11 @@ the typed results. Attributes follow the rules of telemetry_ports.py (SPEC secti
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any, TypeVar
 
-from tinycontext.app.rendering import PROMPT_FRAMING, Framing
 from tinycontext.app.results import (
     DeleteResult,
     ListPage,
@@ -63,47 +63,43 @@ class TracedMemoryService(MemoryService):
         return self._op("save_memories", lambda: Base.save(self, memories, session_id),
                         **attrs)
 
-    def recall(
-        self, query: str | None = None, session_id: str | None = None,
-        max_tokens: int | None = None, top_k: int | None = None, *, count: bool = True,
-        framing: Framing = PROMPT_FRAMING,
-    ) -> RecallResult:
-        attrs: dict[str, Any] = {"tinycontext.request.session_scoped": session_id is not None,
-                                 MODEL: self.embedder.model_key}
-        for key, value in (("max_tokens", max_tokens), ("top_k", top_k)):
+    # The operations take what MemoryService's take, passed on as given (a parameter added
+    # there needs nothing here); the spans read the few arguments they count by name.
+    def recall(self, *args: Any, **kwargs: Any) -> RecallResult:
+        given = _arguments(Base.recall, self, args, kwargs)
+        attrs: dict[str, Any] = {
+            "tinycontext.request.session_scoped": given.get("session_id") is not None,
+            MODEL: self.embedder.model_key}
+        for key in ("max_tokens", "top_k"):
+            value = given.get(key)
             if isinstance(value, int) and not isinstance(value, bool):
                 attrs[f"tinycontext.request.{key}"] = value
-        return self._op(
-            "recall_memories",
-            lambda: Base.recall(self, query, session_id, max_tokens, top_k, count=count,
-                                framing=framing),
-            **attrs,
-        )
+        return self._op("recall_memories", lambda: Base.recall(self, *args, **kwargs), **attrs)
 
-    def list_page(
-        self, session_id: str | None = None, kind: str | None = None, since: str | None = None,
-        until: str | None = None, limit: int | None = 20, offset: int | None = 0,
-        sort: str | None = None, search: str | None = None,
-    ) -> ListPage:
-        attrs = {"tinycontext.request.session_scoped": session_id is not None,
-                 "tinycontext.request.search": search is not None}
-        return self._op(
-            "list_memories",
-            lambda: Base.list_page(
-                self, session_id, kind, since, until, limit, offset, sort, search
-            ),
-            **attrs,
-        )
+    def list_page(self, *args: Any, **kwargs: Any) -> ListPage:
+        given = _arguments(Base.list_page, self, args, kwargs)
+        attrs = {"tinycontext.request.session_scoped": given.get("session_id") is not None,
+                 "tinycontext.request.search": given.get("search") is not None}
+        return self._op("list_memories", lambda: Base.list_page(self, *args, **kwargs), **attrs)
 
-    def detail(self, memory_id: str) -> MemoryDetail:
-        return self._op("get_memory", lambda: Base.detail(self, memory_id))
+    def detail(self, *args: Any, **kwargs: Any) -> MemoryDetail:
+        return self._op("get_memory", lambda: Base.detail(self, *args, **kwargs))
 
-    def update(self, memory_id: str, content: str) -> UpdateResult:
-        return self._op("update_memory", lambda: Base.update(self, memory_id, content),
+    def update(self, *args: Any, **kwargs: Any) -> UpdateResult:
+        return self._op("update_memory", lambda: Base.update(self, *args, **kwargs),
                         **{MODEL: self.embedder.model_key})
 
     def delete(self, memory_id: str) -> DeleteResult:
         return self._op("delete_memory", lambda: Base.delete(self, memory_id))
+
+
+def _arguments(method: Callable[..., Any], service: MemoryService, args: tuple[Any, ...],
+               kwargs: dict[str, Any]) -> dict[str, Any]:
+    """The arguments of a call by parameter name (those not given are left out)."""
+    try:
+        return dict(inspect.signature(method).bind(service, *args, **kwargs).arguments)
+    except TypeError:  # a wrong call: the operation itself says so, inside its span
+        return {}
 
 
 def _count(result: object) -> int:
