@@ -31,10 +31,15 @@ SNAPSHOT_FILE = str(Path(__file__).with_name("handshake.json"))
 REPLAYED_ID = "tinycontext-replayed-initialize"
 
 
-# What the recorded answers depend on: the tools' code, their input types and limits, the
-# version (serverInfo), and the SDK that serialises them. A snapshot recorded for other code is
-# not used (the SDK answers, later): stale answers would hide a tool's new parameters.
-FINGERPRINTED_PACKAGES = ("tinycontext.adapters.mcp", "tinycontext.app", "tinycontext.domain")
+# What the recorded answers depend on: the tools and their descriptions, the types and limits
+# of their parameters, the version (serverInfo), and the SDK that serialises them. Answers
+# recorded for other code are not used (the SDK answers, later): they would hide a tool's new
+# parameters. The test that compares the file with the SDK's answers catches what this misses.
+FINGERPRINTED_MODULES = (
+    "tinycontext.adapters.mcp.server", "tinycontext.adapters.mcp.prompts",
+    "tinycontext.app.inputs", "tinycontext.domain.labels", "tinycontext.domain.limits",
+    "tinycontext.domain.memory", "tinycontext.version",
+)
 FINGERPRINTED_DISTRIBUTIONS = ("mcp", "mcp_types", "pydantic", "pydantic_core")
 
 
@@ -44,14 +49,10 @@ def code_fingerprint() -> str:
     from importlib.util import find_spec
 
     digest = hashlib.sha256()
-    for package in FINGERPRINTED_PACKAGES:
-        spec = find_spec(package)
-        folders = list(spec.submodule_search_locations or []) if spec else []
-        for path in sorted(p for folder in folders for p in Path(folder).glob("*.py")):
-            digest.update(f"{package}/{path.name}\0".encode() + path.read_bytes() + b"\0")
-    version = find_spec("tinycontext.version")
-    if version is not None and version.origin:
-        digest.update(Path(version.origin).read_bytes())
+    for module in FINGERPRINTED_MODULES:
+        spec = find_spec(module)  # imports the parent packages only: light ones
+        if spec is not None and spec.origin:
+            digest.update(module.encode() + b"\0" + Path(spec.origin).read_bytes() + b"\0")
     sdk = find_spec("mcp")
     if sdk is not None and sdk.origin:
         site = Path(sdk.origin).parent.parent
