@@ -15,7 +15,7 @@ import time
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
 from tinycontext.config.engine import (
     CONFIG_FILE_NAME,
@@ -23,6 +23,9 @@ from tinycontext.config.engine import (
     TinyContextConfig,
     user_config_dir,
 )
+
+if TYPE_CHECKING:
+    from tinycontext.entry.container import Container
 
 SECRET_ENV = ("TENANT_SECRET", "TRUSTED_PROXY_TOKEN", "MANAGEMENT_TOKEN")
 SERVER_ENV = ("HOST", "PORT", "ALLOWED_HOSTS", "TENANCY", "TENANT_STORE_DIR",
@@ -221,14 +224,10 @@ def _check_integrity(db: Path, key: bytes | None = None) -> Check:
     ))
 
 
-def _check_model(config: TinyContextConfig) -> Check:
-    from tinycontext.adapters.embedding.models import create_embedder
-
+def _check_model(config: TinyContextConfig, container: Container) -> Check:
     started = time.perf_counter()
     try:
-        embedder = create_embedder(
-            config.embedding_model, Path(config.models_dir), config.embedding_batch_size
-        )
+        embedder = container.embedder()
         vector = embedder.embed(["TinyContext doctor check."])[0]
     except Exception as exc:  # noqa: BLE001 - the message says how to install the model
         return Check("embedding model", False, f"{config.embedding_model}: {exc}")
@@ -242,11 +241,9 @@ def _check_model(config: TinyContextConfig) -> Check:
     )
 
 
-def _check_tokenizer(config: TinyContextConfig) -> Check:
-    from tinycontext.adapters.embedding.tiktoken_tokenizer import TiktokenTokenizer
-
+def _check_tokenizer(config: TinyContextConfig, container: Container) -> Check:
     try:
-        count = TiktokenTokenizer(config.token_encoding).count("TinyContext doctor check.")
+        count = container.tokenizer().count("TinyContext doctor check.")
     except Exception as exc:  # noqa: BLE001
         return Check("token counts", False, f"{config.token_encoding}: {exc}")
     return Check("token counts", count > 0, f"{config.token_encoding}, offline vocabulary")
@@ -312,7 +309,12 @@ def run_doctor(config: TinyContextConfig, out: IO[str], as_json: bool = False,
     config_file = _config_file(env)
     server = {name.lower(): env.get(ENV_PREFIX + name) for name in SERVER_ENV}
     server.update({n.lower(): "(set)" if env.get(ENV_PREFIX + n) else None for n in SECRET_ENV})
-    checks = [*_storage_checks(config, env), _check_model(config), _check_tokenizer(config),
+    from tinycontext.entry.container import create_container
+
+    # The process's parts as a server would build them (its store is never opened here).
+    parts = create_container(config)
+    checks = [*_storage_checks(config, env), _check_model(config, parts),
+              _check_tokenizer(config, parts),
               *_check_server(env, config.store_url)]
     from tinycontext.hooks.command import doctor_check
 
