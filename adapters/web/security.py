@@ -18,7 +18,7 @@ import secrets
 from collections.abc import MutableMapping
 from http.cookies import SimpleCookie
 from typing import Any
-from urllib.parse import parse_qsl, urlencode, urlsplit
+from urllib.parse import parse_qsl, quote, urlencode, urlsplit
 
 from tinycontext.config.allowed_hosts import host_allowed
 
@@ -97,6 +97,12 @@ async def _plain(send: Any, status: int, body: str, extra: list[tuple[bytes, byt
     await send({"type": "http.response.body", "body": data})
 
 
+def same_origin_path(path: str) -> str:
+    """`path` as a redirect target a browser reads as a path on this site: one leading slash
+    (`//host/...` or `/\\host/...` would send it to another site), percent-encoded."""
+    return "/" + quote(path.lstrip("/\\"), safe="/:@!$&'()*+,;=-._~")
+
+
 class UiGuard:
     """Refuses what must not reach a page; adds the headers every page needs."""
 
@@ -122,7 +128,7 @@ class UiGuard:
                 path = scope.get("path", "/")
                 # Mounted apps see the full path (root_path included); join it only if not.
                 path = path if path.startswith(root) else root + path
-                location = path + (f"?{rest}" if rest else "")
+                location = same_origin_path(path) + (f"?{rest}" if rest else "")
                 await _plain(send, 303, "", [(b"location", location.encode()),
                                              _cookie(auth_name, self.token, root)])
                 return

@@ -134,3 +134,17 @@ def test_hosted_pages_sit_behind_the_tenancy_gate(tmp_path):
     assert "trains" in bob.text and "garden" not in bob.text
     overview = client.get("/ui/", headers={**headers, "x-tinycontext-user-id": "ann"})
     assert overview.status_code == 200 and "Store file" not in overview.text  # operators only
+
+
+@pytest.mark.parametrize("path", ["//evil.example/", "/%2F%2Fevil.example", "/%2fevil.example",
+                                  "/\\evil.example/", "/%5Cevil.example", "///evil.example/x"])
+def test_the_sign_in_link_redirects_only_to_a_path_of_this_site(app, path):
+    from starlette.testclient import TestClient
+
+    client = TestClient(app, base_url=BASE, follow_redirects=False)
+    answer = client.get(f"{BASE}{path}?token={TOKEN}&kind=episodic")
+    assert answer.status_code == 303
+    location = answer.headers["location"]
+    # One slash, then not a slash or backslash: a browser reads it as a path on this origin.
+    assert location.startswith("/") and location[1:2] not in ("/", "\\"), location
+    assert location.endswith("?kind=episodic")
