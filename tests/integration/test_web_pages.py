@@ -249,3 +249,13 @@ def test_a_session_that_looks_like_a_secret_is_refused_on_every_page(client):
         answer = client.get(path)
         assert answer.status_code == 400, path
         assert "looks like a secret" in answer.text
+
+
+@pytest.mark.parametrize("path, title", [("/memories", "Memories"), ("/ask", "Ask")])
+def test_the_title_is_only_the_page_name(client, path, title):
+    page = client.get(path).text
+    shown = re.search(r"<title>(.*?)</title>", page, re.S)
+    assert shown is not None and shown.group(1) == f"{title} · TinyContext"
+    # The session names are offered once, in the page's own datalist.
+    assert page.count('<datalist id="session-names">') == 1
+    assert '<option value="work">' in page.split("</title>", 1)[1]
