@@ -208,3 +208,23 @@ def test_cli_prints_a_new_token_each_start(world):
         process.terminate()
         process.wait(timeout=15)
     assert links[0] != links[1] and all("?token=" in link for link in links)
+
+
+PHONE = {"width": 390, "height": 844}
+
+
+def test_every_page_fits_a_phone_screen(world: dict[str, Any]) -> None:
+    context = world["browser"].new_context(viewport=PHONE, is_mobile=True, has_touch=True)
+    phone = context.new_page()
+    phone.goto(world["link"])
+    memory = _id(world["service"], "green tea")
+    for path in ("/", "/memories", "/memories?q=deploys", "/ask?q=where+is+the+state+kept",
+                 f"/memory/{memory}", f"/memory/{memory}/delete", "/export"):
+        phone.goto(world["base"] + path)
+        wide = phone.evaluate("document.documentElement.scrollWidth")
+        assert wide <= PHONE["width"], f"{path} is {wide} px wide on a {PHONE['width']} px screen"
+        # The page's title and every page link are on screen, none cut off at the side.
+        for box in [phone.locator("h1").bounding_box()] + [
+                link.bounding_box() for link in phone.locator("nav a").all()]:
+            assert box is not None and box["x"] >= 0 and box["x"] + box["width"] <= wide
+    context.close()
