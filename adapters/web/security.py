@@ -37,8 +37,8 @@ HEADERS = [
 UNAUTHORIZED = (
     "<!doctype html><html lang=en><meta charset=utf-8><title>TinyContext: not signed in</title>"
     "<h1>Open the link the command printed</h1><p>This memory browser needs the access link "
-    "that <code>tinycontext ui</code> printed when it started (it carries a one-time token). "
-    "Restarting the command prints a new link.</p></html>"
+    "that <code>tinycontext ui</code> printed when it started (it carries an access token "
+    "that works until the command stops). Restarting the command prints a new link.</p></html>"
 )
 
 

@@ -142,3 +142,24 @@ def test_cli_export_import_round_trip_with_the_real_model(tmp_path: Path) -> Non
     bad.write_text(seed.read_text() + "this is not json\n")
     failed = run_cli(tmp_path, "import", str(bad))
     assert failed.returncode == 1 and "line 4" in failed.stderr
+
+
+def test_export_messages_say_what_happened(tmp_path: Path) -> None:
+    seed = tmp_path / "one.jsonl"
+    seed.write_text(json.dumps({
+        "id": "00000001-1111-4222-8333-444444444444", "kind": "episodic", "session_id": "work",
+        "content": "The cat is called Miso.", "created_at": "2026-01-01T08:00:00Z",
+        "embedding_model": "old-model", "embedding": None}) + "\n")
+    assert run_cli(tmp_path, "import", str(seed)).returncode == 0
+    one = run_cli(tmp_path, "export", "--no-embeddings")
+    assert one.returncode == 0 and "1 memory written." in one.stderr, one.stderr
+    # A session nothing was saved in is an error, as REST and the browser answer it.
+    target = tmp_path / "nosuch.jsonl"
+    nosuch = run_cli(tmp_path, "export", "--session", "nosuch", "-o", str(target))
+    assert nosuch.returncode == 1 and "'nosuch'" in nosuch.stderr and not target.exists()
+    assert "Nothing was written" in nosuch.stderr and "0 memories" not in nosuch.stderr
+    # A missing folder is named as the user wrote it, never the temporary file's name.
+    missing = tmp_path / "missing" / "dir" / "x.jsonl"
+    failed = run_cli(tmp_path, "export", "-o", str(missing))
+    assert failed.returncode == 1 and f"cannot write {missing}" in failed.stderr
+    assert ".partial" not in failed.stderr and "Traceback" not in failed.stderr

@@ -148,3 +148,10 @@ def test_the_sign_in_link_redirects_only_to_a_path_of_this_site(app, path):
     # One slash, then not a slash or backslash: a browser reads it as a path on this origin.
     assert location.startswith("/") and location[1:2] not in ("/", "\\"), location
     assert location.endswith("?kind=episodic")
+
+
+def test_the_sign_in_page_says_how_long_the_link_works(app):
+    from starlette.testclient import TestClient
+
+    page = TestClient(app, base_url=BASE).get("/").text
+    assert "one-time" not in page and "until the command stops" in page

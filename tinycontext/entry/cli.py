@@ -17,10 +17,13 @@ from tinycontext.hooks.command import fast_hook
 
 SERVER_HINT = (
     "tinycontext {what} needs the `server` extra, which is not installed (missing: {missing}).\n"
-    "{checkout}"
-    "Published releases: pip install 'tinysuite-context[server]'\n"
-    "or run one with:    uvx --from 'tinysuite-context[server]' tinycontext"
+    "{install}"
 )
+# The PyPI name is not this codebase until it is released (it fetches an older, different
+# project that this Python may not run): the hint names only where this copy came from.
+INSTALL_FROM_CHECKOUT = "Install it into this environment: pip install -e '{root}[server]'"
+INSTALL_AGAIN = ("Install TinyContext again from where you got it, with the extra: "
+                 "pip install '<checkout folder or wheel file>[server]'")
 DEFAULT_HOST, DEFAULT_PORT, DEFAULT_REST_PORT = "127.0.0.1", 8000, 8001
 
 
@@ -127,10 +130,9 @@ def _checkout() -> str | None:
 def _needs(what: str, *modules: str) -> int | None:
     missing = _missing(*modules)
     if missing:
-        # The PyPI name is not this codebase until it is released: a checkout installs itself.
         root = _checkout()
-        checkout = f"This checkout:      pip install -e '{root}[server]'\n" if root else ""
-        print(SERVER_HINT.format(what=what, missing=", ".join(missing), checkout=checkout),
+        install = INSTALL_FROM_CHECKOUT.format(root=root) if root else INSTALL_AGAIN
+        print(SERVER_HINT.format(what=what, missing=", ".join(missing), install=install),
               file=sys.stderr)
         return 2
     return None

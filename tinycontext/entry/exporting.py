@@ -43,7 +43,11 @@ def private_output(target: str) -> Iterator[IO[str]]:
             yield out
         return
     # mkstemp creates the file 0600 (never widened by the umask) with a name nobody else has.
-    fd, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".partial")
+    try:
+        fd, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".partial")
+    except OSError as exc:  # its message would name the temporary file, not the user's
+        raise OSError(f"cannot write {target}: {exc.strerror} (the folder {path.parent} must "
+                      "exist and be writable). Nothing was written.") from None
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as out:
             yield out
@@ -153,6 +157,11 @@ def cmd_export(args: argparse.Namespace) -> int:
     material = export_key(args, config)
     store = create_container(config).store()
     try:
+        if args.session is not None and not store.session_exists(args.session):
+            print(f"tinycontext export: no memory was ever saved in session {args.session!r} "
+                  "(check the name; without --session every memory is exported). "
+                  "Nothing was written.", file=sys.stderr)
+            return 1
         with private_output(args.output) as plain, sealed_if(plain, material) as out:
             count = export_jsonl(store, out, args.session, not args.no_embeddings,
                                  progress=lambda n: _progress(f"exported {n} memories..."))
@@ -170,7 +179,7 @@ def cmd_export(args: argparse.Namespace) -> int:
         return 1
     finally:
         store.close()
-    print(f"tinycontext export: {count} memories written.", file=sys.stderr)
+    print(f"tinycontext export: {_count(count, 'memory', 'memories')} written.", file=sys.stderr)
     return 0
 
 
@@ -242,8 +251,8 @@ def cmd_repair(args: argparse.Namespace) -> int:
         notes.append(_count(report.links_fixed, "version link") + " mended around "
                      "unreadable memories")
     where = "stdout" if args.output == "-" else args.output
-    summary = (f"tinycontext repair: {report.memories} memories written to {where} from "
-               f"{report.pages} pages")
+    summary = (f"tinycontext repair: {_count(report.memories, 'memory', 'memories')} written "
+               f"to {where} from {_count(report.pages, 'page')}")
     where = "FILE" if args.output == "-" else args.output
     summary += f"; {'; '.join(lost)}" if lost else "; nothing was unreadable"
     summary += f"; {', '.join(notes)}" if notes else ""
