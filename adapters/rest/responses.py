@@ -66,7 +66,7 @@ class SaveResponse(_Response):
 
 
 class Scores(_Response):
-    rrf: float = Field(
+    fused: float = Field(
         description="Fused score, 0..1: relative to the query's best candidate with score "
         "fusion (the default), or the normalised reciprocal-rank score with recall_fusion=rrf."
     )

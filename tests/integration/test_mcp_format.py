@@ -46,7 +46,7 @@ def test_render_recall_matches_the_spec_example() -> None:
         memories=(RecalledItem(rank=1, relevance="high", ref="fee1180f1c8f", id="y",
                                created_at="2026-07-30T10:15:00Z", content_tokens=6,
                                content="The user's name is Marcell.",
-                               scores=Scores(rrf=1.0, dense=0.9, bm25=None)),),
+                               scores=Scores(fused=1.0, dense=0.9, bm25=None)),),
     )
     spec = (
         PROFILE_HEAD

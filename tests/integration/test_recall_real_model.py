@@ -74,7 +74,7 @@ def test_dated_plans_are_not_merged_by_dedup(real_service) -> None:  # type: ign
 def test_relevance_labels_need_semantic_closeness(real_service) -> None:  # type: ignore[no-untyped-def]
     real_service.save_memories([{"content": "The office coffee machine is broken again."}])
     lone = real_service.recall_memories("What is the capital of Australia?")["memories"][0]
-    assert lone["scores"]["rrf"] >= 0.45 and lone["relevance"] == "low"
+    assert lone["scores"]["fused"] >= 0.45 and lone["relevance"] == "low"
 
 
 def test_fts_operators_in_queries_are_plain_text(stocked) -> None:  # type: ignore[no-untyped-def]

@@ -60,7 +60,7 @@ def test_every_endpoint_in_both_forms(api: httpx.Client) -> None:
     body = semantic.json()
     assert body["mode"] == "semantic" and body["profile"][0]["content"] == "Call the user Ada."
     assert {"relevance", "scores"} <= set(body["memories"][0])
-    assert set(body["memories"][0]["scores"]) == {"rrf", "dense", "bm25"}
+    assert set(body["memories"][0]["scores"]) == {"fused", "dense", "bm25"}
     got = api.get("/recall_memories", params={"query": "which database", "session_id": "work"})
     assert [m["id"] for m in got.json()["memories"]] == [m["id"] for m in body["memories"]]
     for recent in (api.get("/recall_memories", params={"session_id": "work"}),

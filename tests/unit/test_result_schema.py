@@ -43,7 +43,7 @@ def test_to_dict_leaves_out_absent_optional_fields_only() -> None:
                             content="c")
     assert list(recent.to_dict()) == ["rank", "content_tokens", "created_at", "id", "ref",
                                       "content"]
-    semantic = r.RecalledItem(rank=1, relevance="high", scores=r.Scores(rrf=1.0, dense=None,
+    semantic = r.RecalledItem(rank=1, relevance="high", scores=r.Scores(fused=1.0, dense=None,
                               bm25=0.5), content_tokens=2, created_at="t", id="i", ref="r",
                               content="c")
     assert list(semantic.to_dict())[:3] == ["rank", "relevance", "scores"]

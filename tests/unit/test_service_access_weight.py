@@ -32,7 +32,7 @@ def test_tie_without_access_goes_to_the_closer_memory(make):
     svc = build(make, 0.0, LOW_ID, HIGH_ID)
     result = svc.recall_memories(QUERY)["memories"]
     assert [m["content"] for m in result] == [LONG, SHORT]
-    assert [m["scores"]["rrf"] for m in result] == [round(123 / 124, 6)] * 2
+    assert [m["scores"]["fused"] for m in result] == [round(123 / 124, 6)] * 2
 
 
 def test_more_recalled_memory_gets_the_access_boost(make):
@@ -42,8 +42,8 @@ def test_more_recalled_memory_gets_the_access_boost(make):
     result = svc.recall_memories(QUERY)["memories"]
     # SHORT: bm25 1, dense 2, access 1 -> 61/1.2*(0.5/61+0.5/62+0.2/61) = 0.99328
     assert [m["content"] for m in result] == [SHORT, LONG]
-    assert result[0]["scores"]["rrf"] == pytest.approx(61 / 1.2 * (0.5 / 62 + 0.5 / 61 + 0.2 / 61),
-                                                       abs=1e-6)
+    expected = 61 / 1.2 * (0.5 / 62 + 0.5 / 61 + 0.2 / 61)
+    assert result[0]["scores"]["fused"] == pytest.approx(expected, abs=1e-6)
 
 
 def test_equal_recall_counts_share_the_access_rank(make):

@@ -86,7 +86,7 @@ def test_semantic_mode_fields_and_exact_top_score(svc):
                         "ref", "content"}
     assert (hit["rank"], hit["id"], hit["ref"], hit["content_tokens"]) == (1, m["id"], m["ref"], 4)
     # Rank 1 in both lists: normalised rrf 1.0; identical text: cosine 1.0.
-    assert hit["scores"]["rrf"] == 1.0 and hit["scores"]["dense"] == pytest.approx(1.0, abs=1e-6)
+    assert hit["scores"]["fused"] == 1.0 and hit["scores"]["dense"] == pytest.approx(1.0, abs=1e-6)
     assert hit["scores"]["bm25"] > 0 and hit["relevance"] == "high"
     assert result["total_tokens"] == 4 + FRAME
 
@@ -108,14 +108,14 @@ def test_lone_unrelated_memory_is_low(svc):
     [hit] = svc.recall_memories("quantum chromodynamics")["memories"]
     assert hit["rank"] == 1 and hit["relevance"] == "low"
     # The only candidate is its own best (relative score 1), but far in meaning: low.
-    assert hit["scores"]["bm25"] is None and hit["scores"]["rrf"] == 1.0
+    assert hit["scores"]["bm25"] is None and hit["scores"]["fused"] == 1.0
 
 
 def test_lone_unrelated_memory_under_rank_fusion_scores_half(make):
     svc = make(recall_fusion="rrf")
     save(svc, "Lunch is at noon.")
     [hit] = svc.recall_memories("quantum chromodynamics")["memories"]
-    assert hit["relevance"] == "low" and hit["scores"]["rrf"] == 0.5
+    assert hit["relevance"] == "low" and hit["scores"]["fused"] == 0.5
 
 
 def test_semantic_recall_counts_and_get_does_not(svc, clock):

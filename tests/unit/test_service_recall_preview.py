@@ -16,7 +16,7 @@ def test_preview_answers_like_recall_without_counting(svc):
     preview = svc.recall_memories("sqlite state", count=False)
     counts = {m["id"]: m["recall_count"] for m in svc.list_memories()["memories"]}
     assert all(c == 0 for c in counts.values())
-    assert preview["memories"] and preview["memories"][0]["scores"]["rrf"] > 0
+    assert preview["memories"] and preview["memories"][0]["scores"]["fused"] > 0
     real = svc.recall_memories("sqlite state")
     assert _strip(preview) == _strip(real)
     counted = {m["id"]: m["recall_count"] for m in svc.list_memories()["memories"]}

@@ -156,7 +156,7 @@ def semantic_recall(
             RecalledItem(
                 rank=i, relevance=r.relevance,
                 scores=Scores(
-                    rrf=r.rrf,
+                    fused=r.rrf,
                     dense=None if r.dense is None else round(r.dense, 6),
                     bm25=None if r.bm25 is None else round(r.bm25, 6),
                 ),

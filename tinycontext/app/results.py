@@ -118,7 +118,7 @@ class SaveResult(Result):
 
 @dataclass(frozen=True, kw_only=True)
 class Scores(Result):
-    rrf: float
+    fused: float
     dense: float | None
     bm25: float | None
 
