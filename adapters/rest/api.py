@@ -8,8 +8,13 @@ in tinycontext/rest.py. This module only builds the app from what it is given (b
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator, Callable
-from contextlib import AbstractAsyncContextManager, AsyncExitStack, asynccontextmanager
+from collections.abc import AsyncIterator, Callable, Iterator
+from contextlib import (
+    AbstractAsyncContextManager,
+    AsyncExitStack,
+    asynccontextmanager,
+    contextmanager,
+)
 from typing import Annotated, Any
 
 from fastapi import Body, FastAPI, Query, Request
@@ -67,6 +72,25 @@ def _errors(*codes: str) -> dict[int | str, dict[str, Any]]:
     }
 
 
+class _DropRecords(logging.Filter):
+    def filter(self, record: logging.LogRecord) -> bool:
+        return False
+
+
+@contextmanager
+def no_access_log() -> Iterator[None]:
+    """While the app runs, the ASGI server's access log prints nothing: its request lines
+    carry the query string (recall queries, session ids, search words), which are never
+    logged. Whoever runs the app (`uvicorn tinycontext.rest:app`, `tinycontext rest`)."""
+    dropped = _DropRecords()
+    access = logging.getLogger("uvicorn.access")
+    access.addFilter(dropped)
+    try:
+        yield
+    finally:
+        access.removeFilter(dropped)
+
+
 def build_app(
     source: Source,
     *,
@@ -94,6 +118,7 @@ def build_app(
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
         async with AsyncExitStack() as stack:
+            stack.enter_context(no_access_log())
             if warm:
                 warm_up(source)
             if mcp_running is not None:

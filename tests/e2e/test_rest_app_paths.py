@@ -43,3 +43,29 @@ def test_earlier_release_path_runs_under_uvicorn(tmp_path: Path) -> None:
     finally:
         process.terminate()
         process.wait(timeout=15)
+
+
+def test_uvicorn_prints_no_access_log_with_queries(tmp_path: Path) -> None:
+    """uvicorn's access log would print every request line: queries and session ids."""
+    port = free_port()
+    process = subprocess.Popen(
+        [sys.executable, "-m", "uvicorn", "tinycontext.rest:app", "--host", "127.0.0.1",
+         "--port", str(port)],  # uvicorn's defaults: access log on, level info
+        env=cli_env(tmp_path), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+    )
+    try:
+        base = f"http://127.0.0.1:{port}"
+        wait_for_health(base + "/health", process=process)
+        saved = httpx.post(base + "/save_memories", timeout=120, json={
+            "session_id": "private-session-7", "memories": [{"content": "Quartz rota."}]})
+        assert saved.status_code == 200, saved.text
+        asked = httpx.get(base + "/recall_memories", timeout=120,
+                          params={"query": "secret quartz question", "session_id":
+                                  "private-session-7"})
+        assert asked.status_code == 200
+    finally:
+        process.terminate()
+        output, _ = process.communicate(timeout=30)
+    assert "Uvicorn running" in output  # uvicorn's own info lines still show
+    for private in ("quartz", "private-session-7", "/recall_memories"):
+        assert private not in output, output
