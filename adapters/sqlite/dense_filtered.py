@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Callable
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
@@ -79,7 +80,7 @@ def _upper_bound(pool: ConnectionPool, filters: MemoryFilter, cap: int) -> int:
     return best
 
 
-SHARE_CAP = 20_000  # index entries counted at most to size a broad filter's search
+SHARE_CAP = 5000  # index entries counted at most to size a broad filter's search
 _label_counts: dict[tuple[str, str], tuple[float, int]] = {}
 
 
@@ -96,21 +97,29 @@ def _label_count(pool: ConnectionPool, label: str) -> int:
     return count
 
 
+def _label_rows(pool: ConnectionPool, label: str) -> Callable[[], list[int]]:
+    return lambda: [int(r[0]) for r in pool.read(
+        "SELECT seq FROM memory_labels WHERE label = ?", [label])]
+
+
 def _share(pool: ConnectionPool, filters: MemoryFilter, rows: int) -> float:
     """About the filter's share of `rows` vectors: its rarest label's, or its time window's
-    (counted on the index up to SHARE_CAP inside or outside the window; unknown: a half)."""
+    (counted on the index up to SHARE_CAP inside or outside the window; else a half)."""
     total = max(rows, 1)
     share = min([1.0, *(_label_count(pool, label) / total for label in filters.labels)])
     if filters.since is None and filters.until is None:
         return share
     since, until = filters.since or "", filters.until or "~"
-    inside = _bounded(pool, "SELECT 1 FROM memories WHERE created_at >= ? AND created_at <= ?",
-                      [since, until], SHARE_CAP)
-    if inside < SHARE_CAP:
-        return min(share, inside / total)
-    outside = _bounded(pool, "SELECT 1 FROM memories WHERE created_at < ? OR created_at > ?",
-                       [since, until], SHARE_CAP)
-    return min(share, 1.0 - outside / total if outside < SHARE_CAP else 0.5)
+    inside_sql = "SELECT 1 FROM memories WHERE created_at >= ? AND created_at <= ?"
+    outside_sql = "SELECT 1 FROM memories WHERE created_at < ? OR created_at > ?"
+    # A window that starts somewhere is mostly recent and small: count it; one that only
+    # ends (an "as of", an until) is mostly large: count what it leaves out first.
+    for sql, inside in ((inside_sql, True), (outside_sql, False))[
+            :: 1 if filters.since is not None else -1]:
+        found = _bounded(pool, sql, [since, until], SHARE_CAP)
+        if found < SHARE_CAP:
+            return min(share, found / total if inside else 1.0 - found / total)
+    return min(share, 0.5)
 
 
 def exact(
@@ -157,7 +166,8 @@ def _ranked(
     seqs = [int(r[0]) for r in dense.pool.read(sql, params)]
     # int8 codes pick the candidates, the exact cosine orders them (as unfiltered search
     # does), with room for the codes' error at a small `limit`.
-    ranked = mirror.rank(vector, seqs, replace(scope, filters=None), max(limit, MIN_RANKED))
+    ranked = mirror.rank(vector, sign_bits(vector), seqs, replace(scope, filters=None),
+                         max(limit, MIN_RANKED))
     return dense.exact_order(ranked, vector, model_key, scope, limit)
 
 
@@ -236,12 +246,18 @@ def _widened(
     filters = scope.filters
     assert filters is not None
     plain = replace(scope, filters=None)
-    share = _share(dense.pool, filters, in_scope)
-    wanted = max(2 * limit, math.ceil(SURPLUS * limit / max(share, 1e-6)))
     mirror = dense.mirror_for(model_key, len(vector) // 4)
+    # Inside the mirror only the time window still thins the candidates out.
+    sized = replace(filters, tags=(), metadata=()) if mirror is not None else filters
+    share = max(_share(dense.pool, sized, in_scope), 1 / max(in_scope, 1))
+    # At least MIN_RANKED candidates: room for the int8 codes' error at a small `limit`.
+    wanted = max(limit, MIN_RANKED, math.ceil(SURPLUS * limit / share) if share < 1.0 else 0)
     while wanted <= WIDEST:
         if mirror is not None:
-            seqs = mirror.candidates(vector, sign_bits(vector), plain, wanted)
+            # Tags and metadata filter inside the mirror's scan (their masks are kept);
+            # a time window is checked in the exact step.
+            seqs = mirror.candidates(vector, sign_bits(vector), plain, wanted, [
+                (label, _label_rows(dense.pool, label)) for label in filters.labels])
             found = dense.exact_order(seqs, vector, model_key, scope, limit)
             exhausted = len(seqs) < wanted
         else:

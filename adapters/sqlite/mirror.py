@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import math
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -29,7 +29,7 @@ from typing import Any
 from tinycontext import native
 from tinycontext.ports.store import Scope
 
-from . import mirror_cells, mirror_file, mirror_load
+from . import mirror_cells, mirror_file, mirror_load, mirror_masks
 from .hamming import hamming, rescore, smallest, word_bytes
 from .mirror_view import DEAD, MirrorUnusable, View, code, empty, grow, scope_mask
 
@@ -66,6 +66,7 @@ class VectorMirror:
         self._saved = -1  # the log head that copy holds
         self._saving = threading.Lock()  # one writer of the copy at a time
         self._cells = mirror_cells.CellKeeper()  # slots grouped by IVF cell (large mirrors)
+        self._index = mirror_masks.SlotIndex()  # seqs -> slots, tag masks (filters)
 
     def size(self) -> int | None:
         """Vectors held, or None before the first load."""
@@ -236,13 +237,16 @@ class VectorMirror:
         self._view = view
 
     # -- search --------------------------------------------------------------------------
-    def candidates(self, query: bytes, bits: bytes, scope: Scope, limit: int) -> list[int]:
+    def candidates(self, query: bytes, bits: bytes, scope: Scope, limit: int,
+                   labels: Sequence[tuple[str, Callable[[], Sequence[int]]]] = ()) -> list[int]:
         """Seqs of the `limit` vectors in scope nearest to `query` by their int8 codes, among
-        the best by Hamming distance of the sign `bits`."""
-        return self.candidates_many([query], [bits], scope, limit)[0]
+        the best by Hamming distance of the sign `bits`; with `labels` ((label, its rows)),
+        only among the slots holding every one of them."""
+        return self.candidates_many([query], [bits], scope, limit, labels)[0]
 
     def candidates_many(
-        self, queries: Sequence[bytes], bits: Sequence[bytes], scope: Scope, limit: int
+        self, queries: Sequence[bytes], bits: Sequence[bytes], scope: Scope, limit: int,
+        labels: Sequence[tuple[str, Callable[[], Sequence[int]]]] = (),
     ) -> list[list[int]]:
         """`candidates` for several queries of one scope: the scope's mask is made once and
         the Hamming distances of all queries come from one pass over the sign bits (a save
@@ -253,6 +257,10 @@ class VectorMirror:
         mask = None if view is None or view.n == 0 else scope_mask(view, scope)
         if view is None or mask is None:
             return [[] for _ in queries]
+        if labels:
+            with self._lock:  # a sync may be publishing a new view meanwhile
+                for label, rows in labels:
+                    mask &= self._index.mask(view, self._head, label, rows)[: view.n]
         n = view.n
         in_scope = int(np.count_nonzero(mask))
         wanted = candidate_count(limit, in_scope)
@@ -278,22 +286,25 @@ class VectorMirror:
             out.append(rescore(view, slots, query, limit))
         return out
 
-    def rank(self, query: bytes, seqs: Sequence[int], scope: Scope, limit: int) -> list[int]:
-        """Of the given seqs (a filter's rows), the `limit` in scope nearest to `query` by
-        their int8 codes; seqs the mirror does not hold are left out."""
-        np = native.numpy()
-
+    def rank(self, query: bytes, bits: bytes, seqs: Sequence[int], scope: Scope,
+             limit: int) -> list[int]:
+        """Of the given seqs (a filter's rows), the `limit` in scope nearest to `query`: the
+        best by Hamming distance of the sign `bits` re-ranked by their int8 codes, as
+        `candidates` does; seqs the mirror does not hold are left out."""
         view = self._view
         if view is None or not seqs:
             return []
-        with self._lock:  # the positions are changed by syncs
-            positions = self._positions()
-            slots = np.fromiter((positions.get(s, -1) for s in seqs), np.int64, len(seqs))
-        slots = slots[slots >= 0]
+        with self._lock:  # a sync may be publishing a new view meanwhile
+            slots = self._index.slots(view, self._head, seqs)
         mask = scope_mask(view, scope)
         if mask is None or not len(slots):
             return []
-        return rescore(view, slots[mask[slots]], query, limit)
+        slots = slots[mask[slots]]
+        wanted = candidate_count(limit, len(slots))
+        if len(slots) > wanted:
+            distances = hamming(view.bits[:, slots], [bits])[0]
+            slots = slots[smallest(distances, wanted, view.seqs[slots])]
+        return rescore(view, slots, query, limit)
 
 
 def _allocate(bits: bytes, codes: bytes | None, capacity: int) -> View:
