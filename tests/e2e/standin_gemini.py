@@ -9,8 +9,10 @@ import json
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
+
+from tests.e2e.agent_clients import loopback
 
 
 class GeminiStandIn:
@@ -78,11 +80,5 @@ def _handler(standin: GeminiStandIn) -> type[BaseHTTPRequestHandler]:
 def standin_gemini(text: str) -> Iterator[tuple[str, GeminiStandIn]]:
     """(base URL, the recorder) of a Gemini API stand-in on a free loopback port."""
     standin = GeminiStandIn(text)
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(standin))
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}", standin
-    finally:
-        server.shutdown()
-        server.server_close()
+    with loopback(_handler(standin)) as base:
+        yield base, standin

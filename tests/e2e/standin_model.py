@@ -9,8 +9,10 @@ import json
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
+
+from tests.e2e.agent_clients import loopback
 
 Reply = dict[str, Any]  # {"text": str} or {"tool": name, "input": {...}}
 Script = Callable[[dict[str, Any]], Reply]
@@ -124,11 +126,5 @@ def _handler(standin: StandIn) -> type[BaseHTTPRequestHandler]:
 def standin_model(script: Script) -> Iterator[tuple[str, StandIn]]:
     """(base URL, the recorder) of a stand-in model served on a free loopback port."""
     standin = StandIn(script)
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(standin))
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}", standin
-    finally:
-        server.shutdown()
-        server.server_close()
+    with loopback(_handler(standin)) as base:
+        yield base, standin

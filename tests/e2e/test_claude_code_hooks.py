@@ -12,76 +12,37 @@ or touched. Skipped only where npm is missing; the CLI is installed into a cache
 from __future__ import annotations
 
 import json
-import os
-import shutil
 import subprocess
-import sys
-import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.e2e.servers import cli_env, tinycontext_command
+from tests.e2e.agent_clients import MEMORY, configured_project, npm_client, save, stored
 from tests.e2e.standin_model import StandIn, say, standin_model
 
 pytestmark = pytest.mark.slow
 CLAUDE_PACKAGE = "@anthropic-ai/claude-code@2.1.197"
-# .ci/run installs it here (shared by runs); a test run without it installs it the same way.
-NPM_FOLDER = Path(os.environ.get("CLAUDE_CODE_NPM_PREFIX")
-                  or Path(tempfile.gettempdir()) / "tinycontext-test-npm")
-MEMORY = "The billing service's staging database listens on port 5433."
 
 
 @pytest.fixture(scope="module")
 def claude() -> str:
-    if shutil.which("npm") is None or shutil.which("node") is None:
-        pytest.skip("Node.js and npm are needed to install Claude Code (npm "
-                    "@anthropic-ai/claude-code); .ci/run installs them")
-    binary = NPM_FOLDER / "node_modules" / ".bin" / "claude"
-    if not binary.exists():
-        subprocess.run(["npm", "install", "--prefix", str(NPM_FOLDER), "--no-audit", "--no-fund",
-                        "--silent", CLAUDE_PACKAGE], check=True, timeout=600, capture_output=True)
-    return str(binary)
+    return npm_client(CLAUDE_PACKAGE, "claude", "CLAUDE_CODE_NPM_PREFIX", "tinycontext-test-npm")
 
 
 @pytest.fixture
 def project(tmp_path: Path) -> Iterator[tuple[Path, dict[str, str]]]:
-    """A project folder with the hooks configured, and the environment Claude Code runs in."""
-    home, folder, run = tmp_path / "home", tmp_path / "shop-frontend", tmp_path / "run"
-    for path in (home, folder, run):
-        path.mkdir(mode=0o700)
-    env = cli_env(tmp_path, HOME=str(home), XDG_RUNTIME_DIR=str(run),
-                  XDG_CONFIG_HOME=str(home / ".config"), ANTHROPIC_API_KEY="sk-ant-standin-key",
-                  DISABLE_AUTOUPDATER="1", DISABLE_TELEMETRY="1", DISABLE_ERROR_REPORTING="1",
-                  CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC="1")
-    for name in [n for n in env if n.startswith(("ANTHROPIC_BASE", "CLAUDE_CONFIG"))]:
-        del env[name]
-    command = tinycontext_command()
-    # As a new user would: .mcp.json and .claude/settings.json's hooks written by setup.
-    done = subprocess.run([*command, "setup", "claude-code", "--scope", "project"], cwd=folder,
-                          env=env, capture_output=True, text=True, timeout=120)
-    assert done.returncode == 0, done.stderr
-    hooks = json.loads((folder / ".claude" / "settings.json").read_text())["hooks"]
-    assert set(hooks) == {"SessionStart", "UserPromptSubmit"}
-    # The first hook of a cold service may give up (3 s) while the model loads: warm it first.
-    warm = subprocess.run([*command, "context", "warm up"], env=env, capture_output=True,
-                          text=True, timeout=120)
-    assert warm.returncode == 0, warm.stderr
-    yield folder, env
-    subprocess.run([*command, "service", "stop"], env=env, capture_output=True, timeout=60)
-
-
-def save(env: dict[str, str], content: str) -> None:
-    code = ("import sys\nfrom tinycontext import TinyContextConfig, build_service\n"
-            "service = build_service(TinyContextConfig(memory_db_path=sys.argv[2], "
-            "models_dir=sys.argv[3]))\nservice.save_memories([{'content': sys.argv[1]}])\n"
-            "service.close()\n")
-    done = subprocess.run([sys.executable, "-c", code, content,
-                           env["TINYCONTEXT_MEMORY_DB_PATH"], env["TINYCONTEXT_MODELS_DIR"]],
-                          env=env, capture_output=True, text=True, timeout=120)
-    assert done.returncode == 0, done.stderr
+    """A project set up as a new user would (.mcp.json and the hooks in .claude/settings.json
+    written by setup), and the environment Claude Code runs in."""
+    with configured_project(
+            tmp_path, "claude-code", ("ANTHROPIC_BASE", "CLAUDE_CONFIG"),
+            ANTHROPIC_API_KEY="sk-ant-standin-key", DISABLE_AUTOUPDATER="1",
+            DISABLE_TELEMETRY="1", DISABLE_ERROR_REPORTING="1",
+            CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC="1") as (folder, env):
+        hooks = json.loads((folder / ".claude" / "settings.json").read_text())["hooks"]
+        assert set(hooks) == {"SessionStart", "UserPromptSubmit"}
+        yield folder, env
 
 
 def ask(claude: str, folder: Path, env: dict[str, str], standin: StandIn, base: str,
@@ -92,12 +53,6 @@ def ask(claude: str, folder: Path, env: dict[str, str], standin: StandIn, base: 
                           text=True, timeout=300)
     assert done.returncode == 0, done.stdout[-1000:] + done.stderr[-2000:]
     return done.stdout, json.dumps(standin.messages())
-
-
-def stored(env: dict[str, str]) -> list[str]:
-    done = subprocess.run([*tinycontext_command(), "export", "--no-embeddings"], env=env,
-                          capture_output=True, text=True, timeout=120)
-    return [json.loads(line)["content"] for line in done.stdout.splitlines()]
 
 
 def used_tools(sent: str) -> bool:
