@@ -143,18 +143,20 @@ def make_config(db_path: Path, model: str, **overrides: Any) -> Any:
     )
 
 
-def make_service(db_path: Path, model: str, embedder: Any = None, **overrides: Any) -> Any:
+def make_service(db_path: Path, model: str, embedder: Any = None, clock: Any = None,
+                 **overrides: Any) -> Any:
     """A MemoryService on a fresh store at db_path, wired like the default one.
 
     The real embedder and tokenizer are used unless `model` is 'hash'; `embedder` lets a
-    script wrap the embedder (e.g. RecordingEmbedder) without changing what it computes.
+    script wrap the embedder (e.g. RecordingEmbedder) without changing what it computes;
+    `clock` replaces the system clock (what created_at reads).
     """
     from tinycontext import build_service
 
     config = make_config(db_path, model, **overrides)
     if embedder is None:
         embedder = make_embedder(model, Path(config.models_dir), config.embedding_batch_size)
-    return build_service(config, embedder=embedder)
+    return build_service(config, embedder=embedder, clock=clock)
 
 
 def peak_rss_mb() -> float:

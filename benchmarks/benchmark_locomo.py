@@ -2,7 +2,9 @@
 
 Each turn becomes one memory `[<session date>] <speaker>: <text>` (plus
 `[shared a photo: <caption>]` when the turn shares an image), saved in order in batches of up
-to 32, each conversation under its own session_id in one throwaway store. A turn that dedup
+to 32 (`--render plain`: the turn's text alone, saved while the service's clock reads the
+session's date, so created_at carries the date the text no longer does), each conversation
+under its own session_id in one throwaway store. A turn that dedup
 skips credits the memory it duplicates. Each QA's question is recalled in its conversation's
 session; a retrieved memory counts for every turn it stands for. Metrics against the
 `evidence` turn ids: recall@k (share of evidence turns retrieved), hit@k (any), MRR (first
@@ -14,6 +16,7 @@ reported apart. `--ablate LEVER` turns one part of the default ranking off for t
 
     python benchmarks/benchmark_locomo.py --data ../shared/data/locomo10.json
     python benchmarks/benchmark_locomo.py --ablate stemming
+    python benchmarks/benchmark_locomo.py --render plain --skip 5   # the check half only
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -121,9 +125,12 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--ks", default="5,10,25", help="cut-offs, comma separated")
     parser.add_argument("--limit", type=int, default=None,
                         help="only the first N conversations (quick runs)")
+    parser.add_argument("--skip", type=int, default=0,
+                        help="leave out the first N conversations (--skip 5: the check half)")
     parser.add_argument(
         "--render", choices=("dated", "plain"), default="dated",
-        help="turn text: '[<session date>] <speaker>: <text>' (default) or without the date",
+        help="turn text: '[<session date>] <speaker>: <text>' (default), or 'plain': the "
+        "text alone, each memory's created_at the session's date",
     )
     parser.add_argument("--no-ablations", action="store_true",
                         help="skip the dense-only and BM25-only retriever ablations")
@@ -138,14 +145,34 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     return args
 
 
+class SessionClock:
+    """The service's clock (a public port of build_service): the plain shape sets it to each
+    session's date before saving its turns, one second further for each save call."""
+
+    def __init__(self) -> None:
+        self.current: datetime | None = None
+
+    def now(self) -> datetime:
+        return self.current if self.current is not None else datetime.now(UTC)
+
+
 def ingest(service: Any, conv: LocomoConversation, progress: Progress,
-           with_date: bool = True) -> dict[str, Any]:
+           with_date: bool = True, clock: SessionClock | None = None) -> dict[str, Any]:
     """Save the turns; returns memory id -> turn ids it stands for, and counts."""
     covers: dict[str, set[str]] = {}
     by_ref: dict[str, str] = {}
     skipped = 0
-    for start in range(0, len(conv.turns), 32):
-        chunk = conv.turns[start : start + 32]
+    # A save call holds turns of one session only, so each takes its session's date.
+    chunks = [
+        [t for t in conv.turns[start : start + 32] if t.session == session]
+        for session in sorted({t.session for t in conv.turns})
+        for start in range(0, len(conv.turns), 32)
+    ] if clock is not None else [conv.turns[s : s + 32] for s in range(0, len(conv.turns), 32)]
+    done = 0
+    for number, chunk in enumerate(c for c in chunks if c):
+        if clock is not None:
+            when = chunk[0].when()
+            clock.current = None if when is None else when + timedelta(seconds=number)
         result = service.save_memories([{"content": t.render(with_date)} for t in chunk],
                                        session_id=conv.sample_id)
         for entry in result["saved"]:
@@ -154,7 +181,8 @@ def ingest(service: Any, conv: LocomoConversation, progress: Progress,
         for entry in result.get("skipped_duplicates", []):
             covers[by_ref[entry["duplicate_of"]]].add(chunk[entry["index"]].dia_id)
             skipped += 1
-        progress.tick(f"{conv.sample_id}: saved {start + len(chunk)}/{len(conv.turns)} turns")
+        done += len(chunk)
+        progress.tick(f"{conv.sample_id}: saved {done}/{len(conv.turns)} turns")
     return {"covers": covers, "skipped": skipped}
 
 
@@ -164,8 +192,9 @@ def groups_of(category: int, conversation: int) -> list[str]:
     half = next(f"{label} {lo}-{hi}" for lo, hi, label in HALVES if lo <= conversation <= hi) \
         if conversation <= HALVES[-1][1] else "conversations 11+"
     if category in (1, 2, 3, 4):
-        return ["overall (1-4)", name, "all (1-5)", f"{half}: overall (1-4)", f"{half}: all (1-5)"]
-    return [name, "all (1-5)", f"{half}: all (1-5)"]
+        return ["overall (1-4)", name, "all (1-5)", f"{half}: overall (1-4)", f"{half}: {name}",
+                f"{half}: all (1-5)"]
+    return [name, "all (1-5)", f"{half}: {name}", f"{half}: all (1-5)"]
 
 
 def score(ranked: list[list[str]], gold: tuple[str, ...], k: int, deepest: int,
@@ -182,7 +211,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     from tinycontext.ports.store import Scope
 
     progress = Progress("locomo", args.quiet)
-    conversations = load_locomo(args.data)[: args.limit]
+    conversations = load_locomo(args.data)[: args.limit][args.skip :]
     modes = list(MODES) if not args.no_ablations else ["hybrid", "hybrid-default-budget"]
     boards = {mode: Scoreboard() for mode in modes}
     deepest = max(args.ks)
@@ -196,16 +225,18 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     ingest_seconds = 0.0
     overrides = {**ablate(args.ablate), **settings(args)}
     with throwaway_dir("locomo") as folder:
-        service = make_service(folder / "memories.db", args.model, **overrides)
-        for number, conv in enumerate(conversations, start=1):
+        clock = SessionClock() if args.render == "plain" else None
+        service = make_service(folder / "memories.db", args.model, clock=clock, **overrides)
+        for number, conv in enumerate(conversations, start=1 + args.skip):
             started = time.perf_counter()
-            saved = ingest(service, conv, progress, args.render == "dated")
+            saved = ingest(service, conv, progress, args.render == "dated", clock)
             ingest_seconds += time.perf_counter() - started
             covers = saved["covers"]
             stats["turns"] += len(conv.turns)
             stats["stored"] += len(covers)
             stats["skipped_duplicates"] += saved["skipped"]
-            progress(f"{conv.sample_id} ({number}/{len(conversations)}): {len(conv.turns)} turns "
+            progress(f"{conv.sample_id} ({number}/{len(conversations) + args.skip}): "
+                     f"{len(conv.turns)} turns "
                      f"saved, {saved['skipped']} as duplicates; asking {len(conv.qas)} questions")
             scope = Scope("episodic", conv.sample_id)
             for qa in conv.qas:
@@ -243,8 +274,9 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                     boards[mode].add(groups_of(qa.category, number), metrics)
                 progress.tick(f"{conv.sample_id}: {stats['qa_scored']:,} questions scored")
         service.close()
+    categories = [f"{c} {n}" for c, n in LOCOMO_CATEGORIES.items()]
     halves = [f"{label} {lo}-{hi}: {group}" for lo, hi, label in HALVES
-              for group in ("overall (1-4)", "all (1-5)")]
+              for group in ("overall (1-4)", *categories, "all (1-5)")]
     order = ["overall (1-4)"] + [f"{c} {n}" for c, n in LOCOMO_CATEGORIES.items()] \
         + ["all (1-5)"] + halves
     results: dict[str, Any] = {"stats": stats, "modes": {}}

@@ -10,6 +10,7 @@ import hashlib
 import json
 import re
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -33,13 +34,23 @@ class LocomoTurn:
 
     def render(self, with_date: bool = True) -> str:
         """The memory saved for this turn: `[<session date>] <speaker>: <text>`, plus the
-        image caption the dataset gives for shared photos."""
+        image caption the dataset gives for shared photos; without the date, the text (and
+        caption) alone."""
         body = self.text.strip()
         if self.caption:
             shared = f"[shared a photo: {self.caption.strip()}]"
             body = f"{body} {shared}" if body else shared
+        if not with_date:  # the plain shape: the turn's own words only
+            return body
         line = f"{self.speaker}: {body}"
-        return f"[{self.date}] {line}" if with_date and self.date else line
+        return f"[{self.date}] {line}" if self.date else line
+
+    def when(self) -> datetime | None:
+        """The session's date and time ("1:56 pm on 8 May, 2023") as UTC, None if unreadable."""
+        try:
+            return datetime.strptime(self.date, "%I:%M %p on %d %B, %Y").replace(tzinfo=UTC)
+        except ValueError:
+            return None
 
 
 @dataclass(frozen=True)
