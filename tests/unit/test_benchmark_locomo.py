@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from benchmarks.benchmark_locomo import groups_of, ingest
+from benchmarks.benchmark_locomo import SessionClock, groups_of, ingest
 from benchmarks.datasets import load_locomo
 from benchmarks.metrics import recall_at_k
 from tests.fakes import FixedClock, HashEmbedder, InMemoryStore, WordTokenizer
@@ -93,6 +93,27 @@ def test_a_turn_skipped_as_duplicate_credits_the_memory_it_duplicates(tmp_path: 
 
 def test_category_and_half_groups() -> None:
     assert groups_of(2, 1) == ["overall (1-4)", "2 temporal", "all (1-5)",
-                               "tune 1-5: overall (1-4)", "tune 1-5: all (1-5)"]
-    assert groups_of(5, 6) == ["5 adversarial", "all (1-5)", "check 6-10: all (1-5)"]
+                               "tune 1-5: overall (1-4)", "tune 1-5: 2 temporal",
+                               "tune 1-5: all (1-5)"]
+    assert groups_of(5, 6) == ["5 adversarial", "all (1-5)", "check 6-10: 5 adversarial",
+                               "check 6-10: all (1-5)"]
     assert groups_of(4, 11)[-1] == "conversations 11+: all (1-5)"
+
+
+def test_the_plain_shape_is_the_text_alone_dated_by_the_session(tmp_path: Path) -> None:
+    (conv,) = _load(tmp_path)
+    assert conv.turns[1].render(False) == (
+        "Look at this. [shared a photo: a photo of a red bicycle]")
+    clock = SessionClock()
+    service = build_service(
+        TinyContextConfig(memory_db_path=str(tmp_path / "unused.db")),
+        store=InMemoryStore(), embedder=HashEmbedder(), tokenizer=WordTokenizer(),
+        clock=clock, background=False,
+    )
+    from benchmarks._common import Progress
+
+    saved = ingest(service, conv, Progress("test", quiet=True), False, clock)
+    dated = {turn: m["created_at"] for m in service.list_memories(
+        session_id=conv.sample_id)["memories"] for turn in saved["covers"][m["id"]]}
+    assert dated["D1:1"].startswith("2023-05-08T13:56")
+    assert dated["D2:1"].startswith("2023-05-09T15:00")

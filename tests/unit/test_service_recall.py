@@ -206,3 +206,24 @@ def test_profile_pool_never_exceeds_profile_max_tokens(make):
     save(svc, "word " * 100, kind="profile")
     pool = svc.recall_memories()["profile"]
     assert sum(p["content_tokens"] + FRAME for p in pool) <= 20
+
+
+def test_spread_gives_a_later_slot_to_another_moment_only_when_turned_on(make, clock):
+    """Recall with recall_spread_weight: a memory from a day later is not crowded out by
+    near neighbours of the best one saved in the same sitting; off, the fused order stands."""
+    for spread_weight in (0.0, 0.5):
+        svc = make(recall_spread_weight=spread_weight, save_context_minutes=0)
+        session = f"s{spread_weight}"
+        for text in ("hiking trip in the alps with sam", "hiking trip in the alps, day two",
+                     "hiking trip in the alps, day three"):
+            save(svc, text, session_id=session)
+            clock.advance(60)
+        clock.advance(86400)
+        save(svc, "the hiking boots sam gave me broke", session_id=session)
+        top = [m["content"] for m in svc.recall_memories(
+            "hiking trip alps sam", session_id=session, top_k=2)["memories"]]
+        assert top[0] == "hiking trip in the alps with sam"
+        if spread_weight:
+            assert top[1] == "the hiking boots sam gave me broke"
+        else:
+            assert top[1].startswith("hiking trip in the alps, day")

@@ -17,6 +17,7 @@ from tinycontext.domain.recall import (
     fusion_base,
     rank,
 )
+from tinycontext.domain.spread import SPREAD_DEPTH, moment_of, spread
 from tinycontext.domain.text import recall_terms
 from tinycontext.ports.store import Scope, Scored
 
@@ -144,9 +145,18 @@ def semantic_recall(
                 base=base)]
             late = maxsim(query_tokens, core.store.token_bits(shortlist),
                           core.embedder.dimensions)
+    spreading = core.config.recall_spread_weight
     with core.stage("rank"):
-        ranked = rank(candidates, weights, core.config.recall_rrf_cutoff, limit=k, late=late,
+        ranked = rank(candidates, weights, core.config.recall_rrf_cutoff,
+                      limit=max(k, SPREAD_DEPTH) if spreading else k, late=late,
                       keyword_ideal=ideal, dated=dated, base=base)
+        if spreading:
+            ranked = spread(
+                ranked, [r.rrf for r in ranked],
+                [moment_of(memories[r.memory_id].session_id, memories[r.memory_id].created_at)
+                 for r in ranked],
+                spreading, 60.0 * core.config.recall_spread_minutes, k,
+            )
         cut = budget_walk([core.cost(memories[r.memory_id], framing) for r in ranked], budget)
     chosen = ranked[: cut.count]
     counting = count_recalls(core, [r.memory_id for r in chosen], now) if count else None

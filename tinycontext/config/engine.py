@@ -60,6 +60,9 @@ class TinyContextConfig(BaseModel):
     recall_keyword_weight: float = Field(default=0.4, ge=0.0, le=1.0)
     save_context_minutes: int = Field(default=DEFAULT_WINDOW_MINUTES, ge=0, le=10_080)
     recall_late_interaction: bool = True
+    # Coverage step after fusion (0 = off): later slots favour other sessions/moments.
+    recall_spread_weight: float = Field(default=0.0, ge=0.0, le=1.0)
+    recall_spread_minutes: int = Field(default=60, ge=0, le=10_080)
     dense_query_prefix: str = ""
     dense_document_prefix: str = ""
     dedup_similarity_threshold: float = Field(default=0.95, gt=0.0, le=1.0)
