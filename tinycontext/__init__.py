@@ -22,12 +22,13 @@ _EXPORTS = {
     "get_memory": "tinycontext.entry.api",
     "update_memory": "tinycontext.entry.api",
     "delete_memory": "tinycontext.entry.api",
+    "import_memories": "tinycontext.entry.api",
 }
 
 __all__ = [
     "MemoryInput", "MemoryService", "TinyContextConfig", "TinyContextError", "build_service",
-    "delete_memory", "get_memory", "list_memories", "recall_memories", "save_memories",
-    "update_memory",
+    "delete_memory", "get_memory", "import_memories", "list_memories", "recall_memories",
+    "save_memories", "update_memory",
 ]
 
 if TYPE_CHECKING:
@@ -38,6 +39,7 @@ if TYPE_CHECKING:
     from tinycontext.entry.api import (
         delete_memory,
         get_memory,
+        import_memories,
         list_memories,
         recall_memories,
         save_memories,

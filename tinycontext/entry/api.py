@@ -18,7 +18,7 @@ from tinycontext.entry.container import build_service
 
 __all__ = [
     "save_memories", "recall_memories", "list_memories", "get_memory", "update_memory",
-    "delete_memory", "service_for", "close_all"
+    "delete_memory", "import_memories", "service_for", "close_all"
 ]
 
 _lock = threading.Lock()
@@ -106,3 +106,22 @@ def update_memory(
 
 def delete_memory(memory_id: str, *, config: TinyContextConfig | None = None) -> dict[str, Any]:
     return service_for(config).delete_memory(memory_id)
+
+
+def import_memories(
+    path: str,
+    from_format: str = "tinycontext",
+    session_id: str | None = None,
+    tags: Sequence[str] = (),
+    include_assistant: bool = False,
+    dry_run: bool = False,
+    *,
+    config: TinyContextConfig | None = None,
+) -> dict[str, Any]:
+    """Import a file or folder (`tinycontext import --from FORMAT PATH`; docs/guides/importing.md)."""
+    from tinycontext.importers.importing import import_file
+    from tinycontext.importers.report import ImportOptions
+
+    options = ImportOptions(session_id=session_id, tags=tuple(tags),
+                            include_assistant=include_assistant, dry_run=dry_run)
+    return import_file(service_for(config), from_format, path, options).to_dict()

@@ -7,7 +7,6 @@ from __future__ import annotations
 import argparse
 import importlib
 import sys
-import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -90,11 +89,10 @@ def _parser() -> argparse.ArgumentParser:
                        help="leave vectors out (smaller file; import re-embeds)")
         p.add_argument("--encrypt", action="store_true", help="encrypt the file with the "
                        "configured key (AES-256-GCM; docs/encryption.md); import reads it")
-    imp = sub.add_parser("import", help="read a JSON Lines export into the store",
-                         description="Import a JSON Lines export: keeps ids and timestamps, "
-                         "skips memories already present, re-embeds when the model differs.")
-    imp.add_argument("file", help="export file, or - for stdin")
-    imp.add_argument("--batch-size", type=int, default=256, help="memories per transaction")
+    from tinycontext.entry.import_command import IMPORT_HELP, add_arguments
+
+    add_arguments(sub.add_parser("import", help="import an export (ours, ChatGPT, Claude, "
+                                 "MCP memory, Mem0, Markdown ...)", description=IMPORT_HELP))
     from tinycontext.entry.setup_command import register as register_setup
 
     register_setup(sub)
@@ -254,39 +252,9 @@ def cmd_repair(args: argparse.Namespace) -> int:
 
 
 def cmd_import(args: argparse.Namespace) -> int:
-    from tinycontext.app.transfer import ImportReport, import_jsonl
-    from tinycontext.domain.records import ImportFormatError
+    from tinycontext.entry.import_command import run
 
-    last = [0.0]
-
-    def progress(report: ImportReport) -> None:
-        if time.monotonic() - last[0] >= 1.0:
-            last[0] = time.monotonic()
-            print(f"imported {report.imported} (already present {report.already_present}, "
-                  f"re-embedded {report.reembedded}) through line {report.lines}...",
-                  file=sys.stderr, flush=True)
-
-    from tinycontext.app.sealed import SealedFileError
-    from tinycontext.config.keys import key_material
-    from tinycontext.entry.bootstrap import engine_container
-    from tinycontext.entry.exporting import import_source
-
-    container = engine_container()
-    try:
-        with import_source(args.file, key_material(container.config())) as source:
-            report = import_jsonl(container.service(), source, max(1, args.batch_size),
-                                  progress)
-    except (ImportFormatError, SealedFileError) as exc:
-        print(f"tinycontext import: {getattr(exc, 'message', exc)}", file=sys.stderr)
-        return 1
-    finally:
-        container.service().close()
-    print(f"tinycontext import: {report.imported} imported, {report.already_present} already "
-          f"present, {report.reembedded} re-embedded ({report.lines} lines).", file=sys.stderr)
-    if report.redacted:
-        print(f"tinycontext import: secrets replaced by [redacted:<type>] in {report.redacted} "
-              "memories (redact_secrets).", file=sys.stderr)
-    return 0
+    return run(args)
 
 
 COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
