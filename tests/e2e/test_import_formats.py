@@ -38,7 +38,11 @@ def test_import_each_format(tmp_path: Path, fmt: str) -> None:
     assert again.returncode == 0, again.stderr
     summary = json.loads(again.stdout)
     assert summary["imported"] == 0 and summary["already_imported"] == count
-    assert len(_exported(tmp_path)) == count
+    exported = _exported(tmp_path)
+    assert len(exported) == count
+    assert all("imported" in m["tags"] for m in exported)  # type: ignore[operator]
+    assert all(m["metadata"]["imported_from"] == fmt  # type: ignore[index]
+               for m in exported)
 
 
 def test_chatgpt_times_and_round_trip(tmp_path: Path) -> None:

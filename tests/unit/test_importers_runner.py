@@ -77,6 +77,12 @@ def test_times_order_sessions_and_tags_kept(svc: Any, tmp_path: Path) -> None:
     assert {m["session_id"] for m in stored} == {"imported"}
     recent = svc.recall_memories(session_id="imported")["memories"]
     assert recent[0]["content"] == "Gamma moved to Oslo."
+    detail = svc.get_memory(stored[0]["id"])
+    assert detail["tags"] == ["from-chatgpt", "2024"]
+    assert detail["metadata"] == {"imported_from": "chatgpt", "role": "user",
+                                  "conversation": "c-1"}
+    tagged = svc.list_memories(tags=["from-chatgpt"])
+    assert tagged["total_count"] == 3
 
 
 def test_secrets_are_redacted_and_invisible_content_dropped(svc: Any, tmp_path: Path) -> None:

@@ -118,7 +118,7 @@ def import_memories(
     *,
     config: TinyContextConfig | None = None,
 ) -> dict[str, Any]:
-    """Import a file or folder (`tinycontext import --from FORMAT PATH`; docs/guides/importing.md)."""
+    """`tinycontext import --from FORMAT PATH` as a function (docs/guides/importing.md)."""
     from tinycontext.importers.importing import import_file
     from tinycontext.importers.report import ImportOptions
 

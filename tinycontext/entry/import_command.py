@@ -49,8 +49,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from tinycontext.entry.bootstrap import engine_container
     from tinycontext.domain.errors import TinyContextError
+    from tinycontext.entry.bootstrap import engine_container
     from tinycontext.importers.importing import import_file
     from tinycontext.importers.report import ImportOptions
 

@@ -7,8 +7,8 @@ from pathlib import Path
 
 from tinycontext.app.core import Core
 from tinycontext.app.transfer import ImportReport, import_jsonl
-from tinycontext.domain.records import ImportFormatError, parse_record
 from tinycontext.domain.errors import InvalidRequestError
+from tinycontext.domain.records import ImportFormatError, parse_record
 
 from .items import ImportItem, SourceError, printable_name
 from .report import ImportOptions, ImportSummary
@@ -47,7 +47,7 @@ def _run(core: Core, path: Path, options: ImportOptions,
                     raise ImportFormatError(number, str(exc)) from None
                 item = ImportItem(source_id=memory.id, content=memory.content,
                                   created_at=memory.created_at, session_id=memory.session_id,
-                                  kind=memory.kind, role="memory")
+                                  kind=memory.kind, role="memory", tags=memory.tags)
                 summary.count(item, already=bool(core.store.find(memory.id, is_ref=False)))
         return summary
 

@@ -151,7 +151,8 @@ def _save(service: ImportTarget, fmt: str, batch: list[tuple[str, ImportItem]],
           summary: ImportSummary) -> None:
     core = service.core
     session = batch[0][1].session_id
-    inputs = [MemoryInput(content=item.content, kind=item.kind) for _, item in batch]
+    inputs = [MemoryInput(content=item.content, kind=item.kind, tags=item.tags or None,
+                          metadata=item.metadata or None) for _, item in batch]
     plan = plan_saves(core, inputs, session, batch[0][1].created_at)
     renamed: dict[str, str] = {}
     for saved in plan.saved:
