@@ -2,9 +2,24 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
 
 from .items import ImportItem, Skipped, SourceError
+from .jsonstream import records, source
+
+Conversation = Callable[[dict[str, Any], str, str, bool], Iterator[ImportItem | Skipped]]
+
+
+def read_conversations(
+    path: Path, conversation: Conversation, include_assistant: bool
+) -> Iterator[ImportItem | Skipped]:
+    """Each conversation of a conversations.json (or an export zip holding one), read by
+    `conversation(data, json_path, file_label, include_assistant)`."""
+    opener, label = source(path, "conversations.json")
+    for where, data in records(opener, label, "conversations"):
+        yield from conversation(data, where, label, include_assistant)
 
 
 def session_name(title: object, conversation_id: str) -> str:

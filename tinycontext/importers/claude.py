@@ -14,18 +14,15 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from .chat import message_item, session_name
+from .chat import message_item, read_conversations, session_name
 from .items import ImportItem, Skipped, SourceError, parse_when
-from .jsonstream import records, source
 
 FORMAT = "claude"
 _ROLES = {"human": "user", "user": "user", "assistant": "assistant"}
 
 
 def read(path: Path, include_assistant: bool) -> Iterator[ImportItem | Skipped]:
-    opener, label = source(path, "conversations.json")
-    for where, conversation in records(opener, label, "conversations"):
-        yield from _conversation(conversation, where, label, include_assistant)
+    return read_conversations(path, _conversation, include_assistant)
 
 
 def _conversation(
