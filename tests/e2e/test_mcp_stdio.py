@@ -19,10 +19,11 @@ pytestmark = pytest.mark.slow
 
 TOOLS = {
     "save_memories": ["memories"],
-    "recall_memories": ["query", "top_k"],
-    "list_memories": ["kind", "since", "until", "limit", "offset", "sort", "search"],
-    "get_memory": ["memory_id"],
-    "update_memory": ["memory_id", "content"],
+    "recall_memories": ["query", "top_k", "tags", "metadata", "since", "until", "as_of"],
+    "list_memories": ["kind", "since", "until", "limit", "offset", "sort", "search", "tags",
+                      "metadata", "as_of"],
+    "get_memory": ["memory_id", "as_of"],
+    "update_memory": ["memory_id", "content", "tags", "metadata"],
     "delete_memory": ["memory_id"],
 }
 
