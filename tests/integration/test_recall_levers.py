@@ -158,3 +158,39 @@ def test_keyword_scale_is_what_the_question_asks_for_not_the_best_match(make) ->
     [full, *_] = service.store.keyword_search(terms, SCOPE, 10)
     assert full.memory.content.startswith("We ship code")
     assert full.score > service.store.keyword_ideal(terms) / 2
+
+
+def test_spread_gives_a_slot_to_another_day_only_when_on(
+    tmp_path: Path, real_embedder: Any
+) -> None:
+    """Three near-identical memories of one sitting and one of a later day, on the real store:
+    with recall_spread_weight the later day's memory takes the second slot; off, it does not."""
+    from datetime import timedelta
+
+    from tinycontext.testing import FixedClock
+
+    sitting = [
+        "We booked the cabin by the lake for the family reunion in August.",
+        "The family reunion cabin by the lake is booked for August.",
+        "August family reunion: the lake cabin is booked.",
+    ]
+    later = "For the reunion, grandma asked that we bring the old photo albums."
+    tops = {}
+    for weight in (0.0, 1.0):
+        clock = FixedClock()
+        service = build_service(
+            TinyContextConfig(memory_db_path=str(tmp_path / f"w{weight}" / "memories.db"),
+                              recall_spread_weight=weight),
+            embedder=real_embedder, clock=clock, background=False)
+        try:
+            for text in sitting:
+                service.save_memories([{"content": text}], session_id="s")
+                clock.advance(30)
+            clock.current += timedelta(days=3)
+            service.save_memories([{"content": later}], session_id="s")
+            result = service.recall_memories("family reunion lake cabin", "s", 10**6, 2)
+            tops[weight] = [m["content"] for m in result["memories"]]
+        finally:
+            service.close()
+    assert tops[0.0][0] in sitting and tops[0.0][1] in sitting
+    assert tops[1.0][0] == tops[0.0][0] and tops[1.0][1] == later
