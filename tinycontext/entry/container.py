@@ -8,8 +8,8 @@ come from process-wide caches rather than per-container singletons.
 from __future__ import annotations
 
 import threading
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
 
 from dependency_injector import containers, providers
 
@@ -166,15 +166,22 @@ def process_parts(
     background: bool = True,
 ) -> ContainerParts:
     """The one container of a server process, with any shared port replaced (tests)."""
-    container = create_container(config)
     given = {"embedder": embedder, "tokenizer": tokenizer, "clock": clock}
-    for name, value in given.items():
+    container = _configured(config, given, background)
+    eager = any(value is not None for value in given.values()) or not background
+    return ContainerParts(container, background, eager)
+
+
+def _configured(config: TinyContextConfig | None, ports: Mapping[str, object | None],
+                background: bool) -> Container:
+    """A fresh container with the given ports (those not None) in place of its own."""
+    container = create_container(config)
+    for name, value in ports.items():
         if value is not None:
             getattr(container, name).override(providers.Object(value))
     if not background:
         container.service.add_kwargs(background=False)
-    eager = any(value is not None for value in given.values()) or not background
-    return ContainerParts(container, background, eager)
+    return container
 
 
 def build_service(
@@ -187,13 +194,5 @@ def build_service(
     background: bool = True,
 ) -> MemoryService:
     """A MemoryService from the config, with any port replaced by the caller's own object."""
-    container = create_container(config)
-    overrides: dict[str, Any] = {
-        "store": store, "embedder": embedder, "tokenizer": tokenizer, "clock": clock,
-    }
-    for name, value in overrides.items():
-        if value is not None:
-            getattr(container, name).override(providers.Object(value))
-    if not background:
-        container.service.add_kwargs(background=False)
-    return container.service()
+    ports = {"store": store, "embedder": embedder, "tokenizer": tokenizer, "clock": clock}
+    return _configured(config, ports, background).service()
