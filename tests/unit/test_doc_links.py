@@ -38,8 +38,7 @@ def test_relative_links_resolve(page: Path) -> None:
     for link in _links(page):
         path, _, anchor = link.partition("#")
         target = (page.parent / path).resolve() if path else page
-        if not target.exists():
-            broken.append(link)
-        elif anchor and target.suffix == ".md" and anchor not in _anchors(target):
+        missing_anchor = anchor and target.suffix == ".md" and anchor not in _anchors(target)
+        if not target.exists() or missing_anchor:
             broken.append(link)
     assert not broken, f"{page.relative_to(REPO)}: dead links {broken}"

@@ -153,7 +153,8 @@ def read_config_file(path: Path) -> dict[str, Any]:
     unknown = sorted(set(data) - set(TinyContextConfig.model_fields))
     if unknown:
         raise ConfigError(
-            f"{path}: unknown key {unknown[0]!r}; the known keys are listed in the README."
+            f"{path}: unknown key {unknown[0]!r}; the known keys are listed in "
+            "docs/reference/configuration.md."
         )
     for key in ("memory_db_path", "models_dir", "encryption_key_file"):
         value = data.get(key)

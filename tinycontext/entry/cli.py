@@ -148,7 +148,7 @@ HANDSHAKE_HEAD_START = 1.0
 STDIO_HINT = (
     "tinycontext: this is the MCP server on stdio, waiting for an MCP client to talk to it on "
     "stdin (nothing to type here; Ctrl+C quits). Add it to your agent's MCP settings as "
-    "described in README.md (\"Use it from an MCP client\"); `tinycontext --help` lists the "
+    "described in README.md (\"Connect your agent\"); `tinycontext --help` lists the "
     "HTTP, REST and doctor commands."
 )
 

@@ -1,0 +1,42 @@
+"""docs/benchmarks.md is written by benchmarks/report.py from the JSON in docs/results/: the
+page must match the JSON it claims to come from, and a result file gets its section."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from benchmarks import report
+
+
+def _run(name: str, results: dict[str, object]) -> dict[str, object]:
+    return {"benchmark": name, "created": "2026-12-04T22:00:00Z",
+            "command": f"benchmark_{name}.py --json-out /tmp/x.json --sizes 10",
+            "machine": {"git_revision": "abc1234", "load_average_1_5_15": [0.5, 0.4, 0.3],
+                        "cpu": "test cpu", "cores": 2, "python": "3.11.7"},
+            "params": {}, "results": results}
+
+
+def test_committed_report_matches_its_json() -> None:
+    assert report.main(["--check"]) == 0, "run: python benchmarks/report.py"
+
+
+def test_unknown_benchmark_gets_a_generic_section_and_its_notes(tmp_path: Path) -> None:
+    (tmp_path / "widgets.json").write_text(json.dumps(_run("widgets", {"a": {"p95_ms": 12.5}})))
+    (tmp_path / "widgets.md").write_text("Measured on a quiet machine.")
+    text = report.render(tmp_path, tmp_path / "img", tmp_path / "out.md", draw=False)
+    assert "## widgets" in text and "`a.p95_ms` | 12.5" in text
+    assert "Measured on a quiet machine." in text
+    # the JSON's own path is no part of the command a reader re-runs
+    assert "--json-out" not in text and "benchmark_widgets.py --sizes 10" in text
+
+
+def test_check_reports_a_stale_page(tmp_path: Path) -> None:
+    (tmp_path / "widgets.json").write_text(json.dumps(_run("widgets", {"n": 3})))
+    (tmp_path / "site").mkdir()
+    out = tmp_path / "site" / "benchmarks.md"
+    out.write_text("# Benchmarks\n\nedited by hand\n")
+    args = ["--results", str(tmp_path), "--out", str(out), "--images", str(tmp_path / "img")]
+    assert report.main([*args, "--check"]) == 1
+    assert report.main(args) == 0
+    assert report.main([*args, "--check"]) == 0
