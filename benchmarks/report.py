@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import sys
 from collections.abc import Callable, Iterable
 from pathlib import Path
@@ -193,7 +194,9 @@ def render(results: Path, images: Path, out: Path, draw: bool = True) -> str:
         # Hand-written remarks on a run (what changed, what to read into it) sit beside its
         # JSON as <name>.md and follow its section.
         found = [results / f"{n}.md" for n in names if (results / f"{n}.md").exists()]
-        return ["\n" + f.read_text(encoding="utf-8").strip() for f in found]
+        # Their headings sit below the section's own.
+        return ["\n" + re.sub(r"^(#{2,5}) ", r"#\1 ", f.read_text(encoding="utf-8").strip(),
+                               flags=re.M) for f in found]
 
     parts = ["# Benchmarks", "",
              "Current results, written by `python benchmarks/report.py` from the JSON in "
