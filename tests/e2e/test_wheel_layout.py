@@ -26,6 +26,7 @@ def test_wheel_installs_only_the_tinycontext_namespace(tmp_path: Path) -> None:
     tops = {n.split("/")[0] for n in names if not n.split("/")[0].endswith(".dist-info")}
     assert tops == {"tinycontext"}
     assert "tinycontext/adapters/embedding/data/minilm-tokenizer.json" in names
+    assert "tinycontext/adapters/mcp/handshake.json" in names  # the stdio front's answers
     assert "tinycontext/domain/recall.py" in names and "tinycontext/ports/store.py" in names
     # Every module of the checkout is in the wheel (a package missing from pyproject's list
     # would be left out silently).
