@@ -126,7 +126,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--limit", type=int, default=None,
                         help="only the first N conversations (quick runs)")
     parser.add_argument("--skip", type=int, default=0,
-                        help="leave out the first N conversations (--skip 5: the check half)")
+                        help="leave out the first N conversations (--skip 5: the check half; "
+                        "keyword weights are the store's, so compare with a run that skipped "
+                        "the same)")
     parser.add_argument(
         "--render", choices=("dated", "plain"), default="dated",
         help="turn text: '[<session date>] <speaker>: <text>' (default), or 'plain': the "
