@@ -28,7 +28,9 @@ def format_timestamp(moment: datetime) -> str:
     """UTC `YYYY-MM-DDTHH:MM:SSZ`; naive datetimes are taken as UTC."""
     if moment.tzinfo is not None:
         moment = moment.astimezone(UTC)
-    return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
+    # Not strftime: glibc's %Y writes the year 14 as "14", which no ISO-8601 reader takes.
+    return (f"{moment.year:04d}-{moment.month:02d}-{moment.day:02d}T"
+            f"{moment.hour:02d}:{moment.minute:02d}:{moment.second:02d}Z")
 
 
 def format_timestamp_ceil(moment: datetime) -> str:

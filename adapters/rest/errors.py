@@ -137,6 +137,8 @@ def metadata_arg(value: object) -> Any:
     that is not a JSON object is invalid_request (the engine names what is wrong)."""
     if not isinstance(value, str):
         return value
+    if not value.strip():  # an empty query parameter, as forms send it: no filter
+        return None
     import json
 
     from tinycontext.domain.errors import InvalidRequestError

@@ -163,6 +163,11 @@ class GetRequest(MemoryIdRequest):
 
 
 class UpdateRequest(_Request):
+    # The engine refuses an update that changes nothing: the schema says one must be given.
+    model_config = ConfigDict(extra="forbid", json_schema_extra={"anyOf": [
+        {"required": [name], "properties": {name: {"not": {"type": "null"}}}}
+        for name in ("content", "tags", "metadata")
+    ]})
     memory_id: MemoryKey = Field(description="Full id or 12-hex ref of the memory to replace.")
     content: Content | None = Field(
         default=None,

@@ -199,3 +199,15 @@ def test_parse_instant_other_iso_dates_until_covers_whole_day(text):
         2026, 7, 31, 23, 59, 59, 999999
     )
     assert parse_instant(text, field="since") == utc(2026, 7, 31)
+
+
+def test_timestamps_before_the_year_1000_keep_four_digits() -> None:
+    # glibc's strftime writes the year 14 as "14", which parse_instant (and every ISO-8601
+    # reader) refuses: a recall with since=0014-11-24 failed with invalid_request.
+    from datetime import UTC, datetime
+
+    from tinycontext.domain.filters import build_filter
+    from tinycontext.domain.memory import format_timestamp
+
+    assert format_timestamp(datetime(14, 11, 24, 3, 4, 5, tzinfo=UTC)) == "0014-11-24T03:04:05Z"
+    assert build_filter(since="0014-11-24", until="0621-03-08").since == "0014-11-24T00:00:00Z"

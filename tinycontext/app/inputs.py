@@ -12,7 +12,7 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, WithJsonSchema
 
-from tinycontext.domain.labels import MAX_METADATA_BYTES, MAX_TAGS, TAG_PATTERN
+from tinycontext.domain.labels import MAX_KEY_CHARS, MAX_METADATA_BYTES, MAX_TAGS, TAG_PATTERN
 from tinycontext.domain.limits import MAX_INTEGER
 from tinycontext.domain.memory import KINDS, VISIBLE_PATTERN
 
@@ -54,6 +54,9 @@ Tags = Annotated[list[str], stated({
 MetadataValue = str | bool | int | float
 Metadata = Annotated[dict[str, MetadataValue], stated({
     "type": "object", "additionalProperties": {"type": ["string", "number", "boolean"]},
+    "propertyNames": {"maxLength": MAX_KEY_CHARS,
+                      "pattern": "^[^\\u0000-\\u001f\\u007f-\\u009f]*\\S"
+                                 "[^\\u0000-\\u001f\\u007f-\\u009f]*$"},
     "description": f"Flat: string keys to strings, numbers or booleans; at most "
     f"{MAX_METADATA_BYTES} bytes as JSON.",
 })]
