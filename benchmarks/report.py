@@ -129,6 +129,24 @@ TITLES = {"filters": "Filtered recall: tags, time windows, as of",
           "recall-levers": "Recall levers: each switched off and on"}
 
 
+def hooks(runs: dict[str, dict[str, Any]], plot: Callable[..., str]) -> str:
+    run = runs["hooks"]
+    rel, speed_ = run["results"]["relevance"], run["results"]["speed"]
+    rows = [[floor, pct(f["locomo"]["evidence_share"]), round(f["locomo"]["mean_tokens"]),
+             pct(f["coding"]["injected_share"]), round(f["coding"]["mean_tokens"], 1)]
+            for floor, f in sorted(rel["floors"].items())]
+    return "\n".join([
+        "## " + TITLES["hooks"], "", provenance(run), "",
+        f"A prompt hook at a budget of {rel['budget']} tokens over {rel['memories']:,} "
+        "memories (LoCoMo conversations 1-5, their questions as prompts) and over ordinary "
+        "coding prompts that the store knows nothing about.", "",
+        table(["relevance floor", "LoCoMo: evidence in the block %", "LoCoMo: mean tokens",
+               "coding: anything injected %", "coding: mean tokens"], rows), "",
+        table(["store", "warm p50 ms", "warm p95 ms", "cold p50 ms", "cold calls that gave up"],
+              [[speed_["memories"], speed_["warm_p50_ms"], speed_["warm_p95_ms"],
+                speed_["cold_p50_ms"], f"{speed_['cold_gave_up']}/{speed_['cold_calls']}"]])])
+
+
 def generic(name: str, run: dict[str, Any]) -> str:
     """A benchmark without its own section: its numeric results, flattened."""
     rows: list[list[Any]] = []
@@ -146,10 +164,10 @@ def generic(name: str, run: dict[str, Any]) -> str:
 
 
 SECTIONS: dict[str, Callable[[dict[str, dict[str, Any]], Callable[..., str]], str]] = {
-    "locomo": locomo, "speed": speed, "token_savings": token_savings,
+    "locomo": locomo, "speed": speed, "token_savings": token_savings, "hooks": hooks,
 }
 OWNED = {"locomo": ["locomo", "locomo-plain"], "speed": ["speed"],
-         "token_savings": ["token_savings"]}
+         "token_savings": ["token_savings"], "hooks": ["hooks"]}
 
 
 def make_plotter(images: Path, out: Path, write_to: Path | None) -> Callable[..., str]:
