@@ -25,7 +25,7 @@ _lock = threading.Lock()
 _chosen: ModuleType | None = None
 _want_cipher = False
 CIPHER_MODULE = "sqlcipher3"
-ENCRYPTION_INSTALL = "pip install 'tinysuite-context[encryption]'"
+ENCRYPTION_INSTALL = "pip install -e '<this checkout>[encryption]' (the encryption extra)"
 
 
 class SqliteUnavailableError(RuntimeError):

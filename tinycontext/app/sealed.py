@@ -30,7 +30,7 @@ CHUNK = 64 * 1024
 TAG = 16
 HEADER = struct.Struct(">8sB3sI16s")
 INFO = b"tinycontext/sealed/v1"
-INSTALL = "pip install 'tinysuite-context[encryption]'"
+INSTALL = "pip install -e '<this checkout>[encryption]' (the encryption extra)"
 
 
 class SealedFileError(ValueError):
