@@ -67,7 +67,8 @@ def test_a_matching_prompt_sends_the_memory_without_a_tool_call(
         answer, sent = ask(claude, folder, env, standin, base,
                            "Which port does the billing staging database listen on?")
     assert "5433" in answer
-    assert "port 5433" in sent and "recalled_memories" in sent and not used_tools(sent)
+    assert "port 5433" in sent and "<recalled_memories current_time" in sent
+    assert not used_tools(sent)
 
 
 def test_an_unrelated_prompt_sends_no_memory(claude: str,
@@ -76,7 +77,10 @@ def test_an_unrelated_prompt_sends_no_memory(claude: str,
     save(env, MEMORY)
     with standin_model(say("Done.")) as (base, standin):
         _, sent = ask(claude, folder, env, standin, base, "run the tests")
-    assert standin.messages() and "5433" not in sent and "recalled_memories" not in sent
+    # The recall tool's description names the frame (<recalled_memories>) once the MCP tools
+    # reach the first request; an injected block carries its attributes.
+    assert standin.messages() and "5433" not in sent
+    assert "<recalled_memories current_time" not in sent.replace("\\u003c", "<")
 
 
 def test_remember_that_is_stored(claude: str, project: tuple[Path, dict[str, str]]) -> None:

@@ -67,7 +67,8 @@ def test_an_unrelated_prompt_sends_no_memory(gemini: str,
     folder, env = project
     save(env, MEMORY)
     _, sent = ask(gemini, folder, env, "run the tests")
-    assert "5433" not in sent and "recalled_memories" not in sent
+    # The recall tool's description names the frame; an injected block carries attributes.
+    assert "5433" not in sent and "<recalled_memories current_time" not in sent
 
 
 def test_remember_that_is_stored(gemini: str, project: tuple[Path, dict[str, str]]) -> None:
