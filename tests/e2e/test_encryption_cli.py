@@ -4,6 +4,7 @@ and no planted memory readable in any file a run (or a killed run) leaves behind
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import signal
@@ -220,6 +221,10 @@ def test_encrypted_export_imports_and_holds_no_plain_text(tmp_path: Path) -> Non
     assert run_cli(tmp_path, "export", "-o", str(plain_out), **env).returncode == 0
     assert found_in(out.parent, 200)  # the plain export holds them (control)
     other = tmp_path / "other" / "memories.db"
+    dry = run_cli(tmp_path, "import", "--from", "tinycontext", str(out), "--dry-run", "--json",
+                  TINYCONTEXT_MEMORY_DB_PATH=str(other), **env)
+    assert dry.returncode == 0, dry.stderr
+    assert json.loads(dry.stdout)["new"] == 200 and _count(tmp_path, other, key) == 0
     for source in (out, plain_out):
         result = run_cli(tmp_path, "import", str(source), TINYCONTEXT_MEMORY_DB_PATH=str(other),
                          **env)

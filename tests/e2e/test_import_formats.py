@@ -72,6 +72,16 @@ def test_malformed_export_stores_nothing(tmp_path: Path) -> None:
     assert wrong.returncode == 2 and "--from" in wrong.stderr
 
 
+def test_stdin_is_read_for_every_format_but_markdown(tmp_path: Path) -> None:
+    source = FIXTURES / "chatgpt_conversations.json"
+    done = run_cli(tmp_path, "import", "--from", "chatgpt", "-", "--json",
+                   stdin=source.read_text(encoding="utf-8"))
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["imported"] == 3 and len(_exported(tmp_path)) == 3
+    notes = run_cli(tmp_path, "import", "--from", "markdown", "-", stdin="# a note\n")
+    assert notes.returncode == 1 and "folder" in notes.stderr and "Traceback" not in notes.stderr
+
+
 def test_python_api_import_memories(tmp_path: Path) -> None:
     import subprocess
     import sys

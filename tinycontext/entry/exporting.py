@@ -10,9 +10,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import io
 import os
-import shutil
 import sys
 import tempfile
 from collections.abc import Iterator
@@ -58,39 +56,6 @@ def private_output(target: str) -> Iterator[IO[str]]:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(temp)
         raise
-
-
-@contextmanager
-def import_source(name: str, material: bytes | None) -> Iterator[Any]:
-    """The lines `tinycontext import` reads: a file or stdin, plain or sealed (`export
-    --encrypt`). With a key configured, a pipe is spooled into a sealed temporary file, so
-    no plaintext copy of the import lands on disk; without one, as before (the import
-    spools a pipe itself)."""
-    from tinycontext.app import sealed
-
-    with contextlib.ExitStack() as stack:
-        raw: Any = sys.stdin.buffer if name == "-" else stack.enter_context(open(name, "rb"))
-        seekable = raw.seekable()
-        head = raw.peek(len(sealed.MAGIC))[:len(sealed.MAGIC)] if hasattr(raw, "peek") else b""
-        if not sealed.is_sealed(head) and material is None:
-            yield io.TextIOWrapper(raw, encoding="utf-8")
-            return
-        if sealed.is_sealed(head) and material is None:
-            raise sealed.SealedFileError(
-                f"{name} is an encrypted export: configure the key it was made with "
-                "(TINYCONTEXT_ENCRYPTION_KEY_FILE or TINYCONTEXT_ENCRYPTION_KEY)")
-        assert material is not None
-        if not seekable or not sealed.is_sealed(head):
-            spool = stack.enter_context(tempfile.TemporaryFile("w+b"))
-            if sealed.is_sealed(head):
-                shutil.copyfileobj(raw, spool)  # already ciphertext
-            else:
-                writer = sealed.text_writer(spool, material)
-                for line in io.TextIOWrapper(raw, encoding="utf-8"):
-                    writer.write(line)
-                writer.close()
-            raw = spool
-        yield sealed.Replayable(raw, material)
 
 
 @contextmanager

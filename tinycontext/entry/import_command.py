@@ -20,7 +20,8 @@ IMPORT_HELP = (
     "memory.jsonl), mem0, mcp-memory-service (their JSON exports), markdown (a folder of "
     "notes; CLAUDE.md, AGENTS.md and other rule files become profile memories). The whole "
     "file is checked before anything is stored; importing it again adds nothing, and an "
-    "interrupted import is finished by running it again. See docs/guides/importing.md."
+    "interrupted import is finished by running it again. An encrypted export (export "
+    "--encrypt) is read with the configured key. See docs/guides/importing.md."
 )
 SHOWN_SESSIONS = 15
 
@@ -29,8 +30,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     from tinycontext.importers.importing import FORMATS
 
     parser.add_argument("file", metavar="PATH",
-                        help="the export file or folder (- reads a TinyContext export from "
-                        "stdin)")
+                        help="the export file or folder; - reads it from stdin (every "
+                        "format but markdown, which reads a folder)")
     parser.add_argument("--from", dest="fmt", choices=FORMATS, default="tinycontext",
                         help="what PATH is (default: tinycontext, this tool's own export)")
     parser.add_argument("--session", help="put every imported episodic memory in this "
@@ -161,7 +162,7 @@ def _own_export(args: argparse.Namespace) -> int:
     from tinycontext.config.keys import key_material
     from tinycontext.domain.records import ImportFormatError
     from tinycontext.entry.bootstrap import engine_container
-    from tinycontext.entry.exporting import import_source
+    from tinycontext.importers.own_format import export_lines
 
     if args.session or args.tags or args.include_assistant:
         print("tinycontext import: --session, --tags and --include-assistant need --from "
@@ -178,11 +179,12 @@ def _own_export(args: argparse.Namespace) -> int:
 
     container = engine_container()
     try:
-        with import_source(args.file, key_material(container.config())) as source:
+        with export_lines(args.file, key_material(container.config())) as source:
             report = import_jsonl(container.service(), source,
                                   max(1, args.batch_size or 256), progress)
     except (ImportFormatError, SealedFileError) as exc:
-        print(f"tinycontext import: {getattr(exc, 'message', exc)}", file=sys.stderr)
+        where = "stdin" if args.file == "-" else args.file
+        print(f"tinycontext import: {where}: {getattr(exc, 'message', exc)}", file=sys.stderr)
         return 1
     finally:
         container.service().close()

@@ -53,7 +53,7 @@ class SourceError(InvalidRequestError):
             f"{file}{place}: {expected}. Nothing was imported from this file; fix it (or "
             "export it again) and rerun the import."
         )
-        self.file, self.where = file, where
+        self.file, self.where, self.expected = file, where, expected
 
 
 def memory_id(fmt: str, source_id: str) -> str:

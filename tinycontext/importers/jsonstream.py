@@ -12,9 +12,9 @@ import zipfile
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, NamedTuple
 
-from .items import SourceError, printable_name
+from .items import Skipped, SourceError, printable_name, stamp_from_epoch
 
 Opener = Callable[[], AbstractContextManager[IO[bytes]]]
 _BOM = b"\xef\xbb\xbf"
@@ -170,3 +170,27 @@ def any_records(
     if first == b"{" and _array_key(opener, keys) is None and looks_like_lines(opener):
         return json_lines(opener, label, what)
     return records(opener, label, what, keys)
+
+
+class TextRecord(NamedTuple):
+    label: str  # the file, for errors
+    where: str  # the record's JSON path or line
+    record: dict[str, Any]
+    text: str  # the first of the asked-for fields the record has
+    default_when: str  # for records without a time: the file's modification time
+
+
+def text_records(
+    path: Path, inner: str, arrays: tuple[str, ...], fields: tuple[str, ...]
+) -> Iterator[TextRecord | Skipped]:
+    """A memory tool's export, record by record; a record with an empty text is a Skipped."""
+    opener, label = source(path, inner)
+    default_when = stamp_from_epoch(path.stat().st_mtime)
+    for where, record in any_records(opener, label, "memories", arrays):
+        text = next((record[field] for field in fields if field in record), None)
+        if not isinstance(text, str):
+            raise SourceError(label, f"{where}.{fields[0]}", "expected the memory's text")
+        if not text.strip():
+            yield Skipped("empty memory", where)
+            continue
+        yield TextRecord(label, where, record, text, default_when)

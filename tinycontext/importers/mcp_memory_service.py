@@ -13,30 +13,18 @@ import hashlib
 from collections.abc import Iterator
 from pathlib import Path
 
-from .items import (
-    ImportItem,
-    Skipped,
-    SourceError,
-    clean_tags,
-    flat_metadata,
-    parse_when,
-    stamp_from_epoch,
-)
-from .jsonstream import any_records, source
+from .items import ImportItem, Skipped, SourceError, clean_tags, flat_metadata, parse_when
+from .jsonstream import text_records
 
 FORMAT = "mcp-memory-service"
 
 
 def read(path: Path, include_assistant: bool) -> Iterator[ImportItem | Skipped]:
-    opener, label = source(path, "memories.json")
-    default_when = stamp_from_epoch(path.stat().st_mtime)
-    for where, record in any_records(opener, label, "memories", ("memories",)):
-        text = record.get("content")
-        if not isinstance(text, str):
-            raise SourceError(label, f"{where}.content", "expected the memory's text")
-        if not text.strip():
-            yield Skipped("empty memory", where)
+    for found in text_records(path, "memories.json", ("memories",), ("content",)):
+        if isinstance(found, Skipped):
+            yield found
             continue
+        label, where, record, text, default_when = found
         raw_tags = record.get("tags") or []
         if isinstance(raw_tags, str):
             raw_tags = raw_tags.split(",")

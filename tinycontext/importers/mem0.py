@@ -12,30 +12,19 @@ from __future__ import annotations
 from collections.abc import Iterator
 from pathlib import Path
 
-from .items import (
-    ImportItem,
-    Skipped,
-    SourceError,
-    clean_tags,
-    flat_metadata,
-    parse_when,
-    stamp_from_epoch,
-)
-from .jsonstream import any_records, source
+from .items import ImportItem, Skipped, clean_tags, flat_metadata, parse_when
+from .jsonstream import text_records
 
 FORMAT = "mem0"
 
 
 def read(path: Path, include_assistant: bool) -> Iterator[ImportItem | Skipped]:
-    opener, label = source(path, "memories.json")
-    default_when = stamp_from_epoch(path.stat().st_mtime)
-    for where, record in any_records(opener, label, "memories", ("results", "memories")):
-        text = record.get("memory", record.get("text", record.get("content")))
-        if not isinstance(text, str):
-            raise SourceError(label, f"{where}.memory", "expected the memory's text")
-        if not text.strip():
-            yield Skipped("empty memory", where)
+    for found in text_records(path, "memories.json", ("results", "memories"),
+                              ("memory", "text", "content")):
+        if isinstance(found, Skipped):
+            yield found
             continue
+        label, where, record, text, default_when = found
         ids: dict[str, str] = {
             k: v for k in ("user_id", "agent_id", "run_id")
             if isinstance(v := record.get(k), str) and v
