@@ -15,7 +15,7 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
 from tinycontext.domain.errors import (
     StoreCorruptError,
@@ -52,6 +52,16 @@ log = logging.getLogger(__name__)
 BUSY_TIMEOUT_MS = 15000
 MAX_CONNECTIONS = 4
 LOCK_RETRIES = 8
+PLAIN_CACHE_KIB = 16000
+ENCRYPTED_CACHE_KIB = 65536
+
+
+class CommitRider(Protocol):
+    """Writes of its own that join the next write transaction (recall counts: counts.py)."""
+
+    def take(self) -> Any: ...
+    def write_batch(self, conn: Any, batch: Any) -> None: ...
+    def put_back(self, batch: Any) -> None: ...
 
 
 def _stems(text: str | None) -> str | None:
@@ -85,15 +95,17 @@ class ConnectionPool:
         self.vec_version = ""
         self.read_only = False  # found out on open: the file or its folder cannot be written
         self.damaged: StoreCorruptError | None = None  # the first corruption a read ran into
+        self.rider: CommitRider | None = None
 
     @property
     def encrypted(self) -> bool:
         return self._key is not None
 
-    def _keyed(self, conn: Any, sqlite: Any) -> None:
-        if self._key is not None:
-            cipher.apply_key(conn, self._key)
-            cipher.verify_key(conn, self.path, sqlite.DatabaseError)
+    def _keyed(self, connect: Callable[[], Any], sqlite: Any) -> Any:
+        """A new connection, keyed and checked when the store is encrypted."""
+        if self._key is None:
+            return connect()
+        return cipher.open_keyed(connect, self._key, self.path, sqlite.DatabaseError)
 
     def _connect(self, sqlite: Any) -> Any:
         cipher.check_file(self.path, self._key)
@@ -101,11 +113,10 @@ class ConnectionPool:
             conn = None
             try:
                 prepare_private_file(self.path)
-                conn = sqlite.connect(
+                conn = self._keyed(lambda: sqlite.connect(
                     str(self.path), timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None,
                     check_same_thread=False,
-                )
-                self._keyed(conn, sqlite)
+                ), sqlite)
                 conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
                 self._retry(lambda: conn.execute("PRAGMA journal_mode = WAL").fetchone())
                 return conn
@@ -120,12 +131,11 @@ class ConnectionPool:
         return self._connect_read_only(sqlite)
 
     def _open_uri(self, sqlite: Any, uri: str) -> Any:
-        conn = sqlite.connect(
+        conn = self._keyed(lambda: sqlite.connect(
             uri, uri=True, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None,
             check_same_thread=False,
-        )
+        ), sqlite)
         try:
-            self._keyed(conn, sqlite)
             conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
             conn.execute("SELECT count(*) FROM sqlite_master").fetchone()  # opens the file
         except BaseException:
@@ -187,7 +197,7 @@ class ConnectionPool:
         try:
             conn.execute("PRAGMA synchronous = NORMAL")
             conn.execute("PRAGMA foreign_keys = ON")
-            conn.execute("PRAGMA cache_size = -16000")
+            conn.execute(f"PRAGMA cache_size = {self._cache_size()}")
             self.vec_version = load_vector_extension(conn)
             # Schema version 6 fills the stemmed keyword column from Python's stemmer.
             conn.create_function("tinycontext_stems", 1, _stems, deterministic=True)
@@ -209,6 +219,13 @@ class ConnectionPool:
         if not self.read_only:
             tighten(self.path)
         return conn
+
+    def _cache_size(self) -> int:
+        """Page cache per connection, in KiB as a negative number (SQLite's convention).
+        A plain store's pages missing here come from the operating system's file cache at
+        the cost of a copy; an encrypted store decrypts and authenticates each one again,
+        so its cache holds a larger working set (it grows only as pages are read)."""
+        return -ENCRYPTED_CACHE_KIB if self.encrypted else -PLAIN_CACHE_KIB
 
     def _failure(self, exc: Exception) -> StoreError | None:
         """The coded error for a storage failure (None: not one, or already coded)."""
@@ -273,8 +290,12 @@ class ConnectionPool:
             if self.read_only:
                 raise StoreReadOnlyError(read_only_message(self.path))
             self._retry(lambda: conn.execute("BEGIN IMMEDIATE"))
+            rider = self.rider
+            batch = rider.take() if rider is not None else None
             try:
                 yield conn
+                if batch:
+                    rider.write_batch(conn, batch)  # type: ignore[union-attr]
                 conn.execute("COMMIT")
             except BaseException:
                 # SQLite has already rolled back after some failures (a full disk): a second
@@ -282,6 +303,8 @@ class ConnectionPool:
                 if conn.in_transaction:
                     with contextlib.suppress(Exception):
                         conn.execute("ROLLBACK")
+                if batch:
+                    rider.put_back(batch)  # type: ignore[union-attr]
                 raise
 
     def read(self, sql: str, params: Any = ()) -> list[Any]:

@@ -15,6 +15,9 @@ from .filtering import filter_sql, lifecycle_sql
 from .rows import COLUMNS, WIDTH, memory_from_row
 from .search import fts_all_prefixes
 
+# Orders that SQL takes from the recall counts.
+BY_RECALLS = ("stale", "recalled")
+
 LIST_BM25 = "bm25(memory_fts, 1.0, 0.0, 0.0)"  # list search ranks by the words as written
 
 
@@ -43,7 +46,7 @@ def browse(pool: ConnectionPool, query: ListQuery) -> Page:
         where += f" AND {plain}session_id = ?"
         params.append(query.session_id)
     if query.kind is not None:
-        kind = "+m." if query.search or query.sort in ("stale", "recalled") else "m."
+        kind = "+m." if query.search or query.sort in BY_RECALLS else "m."
         where += f" AND {kind}kind = ?"
         params.append(query.kind)
     if query.since is not None:

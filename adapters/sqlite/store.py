@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from tinycontext.domain.errors import MemoryAlreadySupersededError
+from tinycontext.domain.errors import MemoryAlreadySupersededError, StoreError
 from tinycontext.domain.labels import metadata_json, tags_json
 from tinycontext.domain.listing import ListQuery
 from tinycontext.domain.memory import Memory, ref_of
@@ -17,6 +18,7 @@ from tinycontext.ports.store import NewMemory, Page, Scope, Scored, Store
 from . import context as sqlite_context
 from . import listing as sqlite_listing
 from .connection import ConnectionPool
+from .counts import RecallCounts
 from .filtering import drop_labels, history_id, write_labels
 from .ivf import IvfIndex
 from .rows import COLUMNS, WIDTH, memory_from_row, padded
@@ -26,13 +28,18 @@ from .search import Retrieval
 class SqliteStore(Store):
     """The default store. Thread-safe: each thread gets its own connection."""
 
-    def __init__(self, path: str | Path, key: bytes | None = None) -> None:
-        """`key`: a raw 32-byte SQLCipher key (the process must use SQLCipher: driver.py)."""
+    def __init__(self, path: str | Path, key: bytes | None = None,
+                 batch_counts: bool | None = None) -> None:
+        """`key`: a raw 32-byte SQLCipher key (the process must use SQLCipher: driver.py).
+        `batch_counts`: write recall counts in batches (counts.py); encrypted stores do."""
         self.path = Path(path)
         self._pool = ConnectionPool(self.path, key=key)
         self._ivf = IvfIndex()
         self._search = Retrieval(self._pool, self._ivf)
         self._search.prefetch()  # a large store's kept vector mirror, read in the background
+        # Encrypted stores batch their recall counts (counts.py says why).
+        batch = key is not None if batch_counts is None else batch_counts
+        self._counts = RecallCounts(self._pool) if batch else None
 
     # -- helpers -------------------------------------------------------------------------
     def _model_id(self, conn: Any, key: str, known: dict[str, int] | None = None) -> int:
@@ -117,23 +124,28 @@ class SqliteStore(Store):
         rows = self._pool.read(
             f"SELECT {COLUMNS} FROM memories m WHERE m.{column} = ? ORDER BY m.seq", (key,)
         )
-        return [memory_from_row(r) for r in rows]
+        found = [memory_from_row(r) for r in rows]
+        return [self._counts.memory(m) for m in found] if self._counts else found
+
+    def _scored(self, hits: list[Scored]) -> list[Scored]:
+        return self._counts.scored(hits) if self._counts else hits
 
     def keyword_search(
         self, groups: Sequence[Sequence[str]], scope: Scope, limit: int
     ) -> list[Scored]:
-        return self._search.keyword_search(groups, scope, limit)
+        return self._scored(self._search.keyword_search(groups, scope, limit))
 
     def nearest_many(
         self, vectors: Sequence[Vector], model_key: str, scope: Scope, limit: int
     ) -> list[list[Scored]]:
-        return self._search.nearest_many(vectors, model_key, scope, limit)
+        return [self._scored(h) for h in self._search.nearest_many(vectors, model_key, scope,
+                                                                   limit)]
 
     def keyword_ideal(self, groups: Sequence[Sequence[str]]) -> float:
         return self._search.keyword_ideal(groups)
 
     def nearest(self, vector: Vector, model_key: str, scope: Scope, limit: int) -> list[Scored]:
-        return self._search.nearest(vector, model_key, scope, limit)
+        return self._scored(self._search.nearest(vector, model_key, scope, limit))
 
     def similarities(
         self, vector: Vector, model_key: str, memory_ids: Sequence[str]
@@ -141,7 +153,8 @@ class SqliteStore(Store):
         return sqlite_context.similarities(self._pool, vector, model_key, memory_ids)
 
     def latest(self, scope: Scope) -> Memory | None:
-        return sqlite_context.latest(self._pool, scope)
+        found = sqlite_context.latest(self._pool, scope)
+        return self._counts.memory(found) if self._counts and found else found
 
     def contexts(self, memory_ids: Sequence[str]) -> dict[str, tuple[str, str]]:
         return sqlite_context.contexts(self._pool, memory_ids)
@@ -167,7 +180,12 @@ class SqliteStore(Store):
         return self._ivf.step(self._pool, model_id)
 
     def browse(self, query: ListQuery) -> Page:
-        return sqlite_listing.browse(self._pool, query)
+        if self._counts is None:
+            return sqlite_listing.browse(self._pool, query)
+        if query.recalled is not None or query.sort in sqlite_listing.BY_RECALLS:
+            with contextlib.suppress(StoreError):  # else: the page's own counts, merged below
+                self._counts.flush()  # SQL sorts or filters by the counts: write them first
+        return self._counts.page(sqlite_listing.browse(self._pool, query))
 
     def session_exists(self, session_id: str) -> bool:
         return bool(
@@ -179,6 +197,9 @@ class SqliteStore(Store):
 
     def mark_recalled(self, memory_ids: Sequence[str], at: str) -> None:
         if not memory_ids:
+            return
+        if self._counts is not None:
+            self._counts.add(memory_ids, at)
             return
         with self._pool.write() as conn:
             conn.executemany(
@@ -297,9 +318,14 @@ class SqliteStore(Store):
     def export_page(
         self, after: int, limit: int, session_id: str | None
     ) -> list[tuple[int, Memory, Vector | None]]:
-        return sqlite_listing.export_page(self._pool, after, limit, session_id)
+        page = sqlite_listing.export_page(self._pool, after, limit, session_id)
+        if self._counts is None or not self._counts.pending():
+            return page
+        return [(seq, self._counts.memory(m), v) for seq, m, v in page]
 
     def close(self) -> None:
+        if self._counts is not None:
+            self._counts.close()  # written before the connections go
         self._pool.close()
         self._search.forget()  # a closed tenant's store must not keep its vectors in memory
 
