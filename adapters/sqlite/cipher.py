@@ -9,6 +9,7 @@ a caller, and the key never appears in a message.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Literal
 
@@ -42,14 +43,46 @@ def file_state(path: Path) -> FileState:
     return "encrypted" if len(pairs) >= min(RANDOM_PAIRS, len(head) - 50) else "damaged"
 
 
-def apply_key(conn: Any, key: bytes) -> None:
+# Each page's HMAC: SHA-256 for stores written from now on, SHA-512 (SQLCipher 4's default)
+# for those written before, which still open. Both keep every page authenticated with a
+# 256-bit key; SHA-256 runs on the processor's SHA instructions where it has them, and
+# checking a page is most of what reading an encrypted page from the file costs.
+HMAC = "HMAC_SHA256"
+HMAC_EARLIER = "HMAC_SHA512"
+
+
+def apply_key(conn: Any, key: bytes, hmac: str = HMAC) -> None:
     """Key a new SQLCipher connection with a raw 256-bit key (no passphrase stretching: the
     key is already random). Temporary tables and indexes stay in memory, never in a file."""
     if len(key) != 32:
         raise ValueError("a store key is 32 bytes")
+    if hmac not in (HMAC, HMAC_EARLIER):
+        raise ValueError(f"unknown page HMAC {hmac}")
     conn.execute("PRAGMA cipher_log_level = NONE")  # SQLCipher's own stderr lines on a bad key
     conn.execute(f"PRAGMA key = \"x'{key.hex()}'\"")
+    conn.execute(f"PRAGMA cipher_hmac_algorithm = {hmac}")
     conn.execute("PRAGMA temp_store = MEMORY")
+
+
+def open_keyed(connect: Callable[[], Any], key: bytes, path: Path,
+               not_a_database: type[BaseException]) -> Any:
+    """A new connection (from `connect`) to the store at `path`, keyed and its key checked;
+    a store written with the earlier page HMAC is opened with that one. A key that opens
+    neither is `store_locked` (wrong_key), as before."""
+    for hmac in (HMAC, HMAC_EARLIER):
+        conn = connect()
+        try:
+            apply_key(conn, key, hmac)
+            verify_key(conn, path, not_a_database)
+            return conn
+        except StoreLockedError:
+            conn.close()
+            if hmac == HMAC_EARLIER:
+                raise
+        except BaseException:
+            conn.close()
+            raise
+    raise AssertionError("unreachable")
 
 
 def no_key(path: Path) -> StoreLockedError:

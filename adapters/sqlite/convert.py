@@ -81,11 +81,14 @@ def _refuse_in_use(path: Path) -> StoreInUseError:
 
 def _open_source(path: Path, key: bytes | None) -> Any:
     sqlite = sqlite_module()
-    conn = sqlite.connect(str(path), isolation_level=None, timeout=0, check_same_thread=False)
+
+    def connect() -> Any:
+        return sqlite.connect(str(path), isolation_level=None, timeout=0,
+                              check_same_thread=False)
+
+    conn = connect() if key is None else cipher.open_keyed(connect, key, path,
+                                                            sqlite.DatabaseError)
     try:
-        if key is not None:
-            cipher.apply_key(conn, key)
-            cipher.verify_key(conn, path, sqlite.DatabaseError)
         conn.execute("PRAGMA busy_timeout = 0")
         load_vector_extension(conn)
         # Leaving WAL mode needs every other connection gone: the in-use check. Exclusive
@@ -147,6 +150,8 @@ def convert(path: Path, old_key: bytes | None, new_key: bytes | None,
         fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
         os.close(fd)
         conn.execute(f"ATTACH DATABASE ? AS converted KEY {_key_clause(new_key)}", (str(target),))
+        if new_key is not None:  # written with the current page HMAC (cipher.py)
+            conn.execute(f"PRAGMA converted.cipher_hmac_algorithm = {cipher.HMAC}")
         conn.execute("PRAGMA converted.journal_mode = OFF")  # a failed copy is thrown away
         if progress is not None:
             conn.set_progress_handler(
@@ -199,14 +204,15 @@ def check_pages(path: Path, key: bytes) -> list[str]:
     """What is wrong with an encrypted store file, read-only: a key that does not open it,
     pages whose authentication fails, or SQLite's own findings; [] when it is whole."""
     sqlite = sqlite_module()
-    conn = sqlite.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True,
-                          check_same_thread=False)
     try:
-        cipher.apply_key(conn, key)
-        try:
-            cipher.verify_key(conn, path, sqlite.DatabaseError)
-        except StoreLockedError:
-            return ["the configured key does not open it"]
+        conn = cipher.open_keyed(
+            lambda: sqlite.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True,
+                                   check_same_thread=False), key, path, sqlite.DatabaseError)
+    except StoreLockedError:
+        return ["the configured key does not open it"]
+    except sqlite.DatabaseError as exc:
+        return [f"it cannot be read ({exc})"]
+    try:
         found = [str(r[0]) for r in conn.execute("PRAGMA cipher_integrity_check")]
         if found:
             return [f"{len(found)} pages fail SQLCipher's authentication (first: {found[0]})"]

@@ -188,7 +188,7 @@ def _key_source(config: TinyContextConfig) -> str:
 
 def _check_integrity(db: Path, key: bytes | None = None) -> Check:
     """SQLite's own consistency check of the store, on a read-only connection."""
-    from tinycontext.adapters.sqlite.cipher import apply_key, verify_key
+    from tinycontext.adapters.sqlite.cipher import open_keyed
     from tinycontext.adapters.sqlite.driver import sqlite_module
     from tinycontext.domain.errors import StoreLockedError
 
@@ -198,11 +198,11 @@ def _check_integrity(db: Path, key: bytes | None = None) -> Check:
     pragma = "integrity_check" if size <= FULL_CHECK_MAX_BYTES else "quick_check"
     found: list[str] = []
     try:
-        conn = sqlite.connect(f"{db.resolve().as_uri()}?mode=ro", uri=True)
+        def connect() -> Any:
+            return sqlite.connect(f"{db.resolve().as_uri()}?mode=ro", uri=True)
+
+        conn = connect() if key is None else open_keyed(connect, key, db, sqlite.DatabaseError)
         try:
-            if key is not None:
-                apply_key(conn, key)
-                verify_key(conn, db, sqlite.DatabaseError)
             for row in conn.execute(f"PRAGMA {pragma}(20)"):
                 found.append(str(row[0]))
         finally:
