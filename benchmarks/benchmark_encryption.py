@@ -9,6 +9,10 @@ average is recorded beside every figure. `--model hash` (the default) keeps the 
 out of the figures: it costs the same in both variants and would only hide the store's share.
 
     python benchmarks/benchmark_encryption.py --sizes 20000,100000 --json-out enc.json
+
+With `--stores DIR` the filled stores are kept and reused: fill them under nice with
+`--fill-only`, then time only the recalls (the reused fill's writes/s are reported as
+measured then, marked "reused" in the JSON).
 """
 
 from __future__ import annotations
@@ -91,23 +95,47 @@ def _run_child(*args: str) -> dict[str, Any]:
     return result
 
 
+def _fill(result: dict[str, Any], name: str, db: Path, size: int, args: argparse.Namespace,
+          progress: Progress) -> None:
+    """Fill one store, or reuse one a `--stores` folder already holds (its fill.json)."""
+    done = db.parent / "fill.json"
+    if done.exists():
+        progress(f"{size:,}: the {name} store is already filled ({db.parent})")
+        result[f"fill_{name}"] = {**json.loads(done.read_text()), "reused": True}
+        return
+    db.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    progress(f"{size:,}: filling the {name} store")
+    result[f"fill_{name}"] = _run_child(
+        "fill", str(db), args.model, name, str(size), str(args.batch_size))
+    done.write_text(json.dumps(result[f"fill_{name}"]))
+
+
+def _measure(size: int, folder: Path, args: argparse.Namespace,
+             progress: Progress) -> dict[str, Any]:
+    dbs = {"plain": folder / "plain" / "memories.db",
+           "encrypted": folder / "encrypted" / "memories.db"}
+    result: dict[str, Any] = {"size": size}
+    for name, db in dbs.items():
+        _fill(result, name, db, size, args, progress)
+    if args.fill_only:
+        return result
+    for turn, name in enumerate(("plain", "encrypted", "encrypted", "plain")):
+        progress(f"{size:,}: recall, {name} ({turn + 1}/4)")
+        result[f"recall_{name}_{turn}"] = _run_child(
+            "recall", str(dbs[name]), args.model, name, str(args.queries))
+    return result
+
+
 def run(args: argparse.Namespace, progress: Progress) -> list[dict[str, Any]]:
     rows = []
     for size in parse_sizes(args.sizes):
+        if args.stores:
+            kept = Path(args.stores) / str(size)
+            kept.mkdir(mode=0o700, parents=True, exist_ok=True)
+            rows.append(_measure(size, kept, args, progress))
+            continue
         with throwaway_dir("encryption") as folder:
-            dbs = {"plain": folder / "plain" / "memories.db",
-                   "encrypted": folder / "encrypted" / "memories.db"}
-            result: dict[str, Any] = {"size": size}
-            for name, db in dbs.items():
-                db.parent.mkdir(mode=0o700)
-                progress(f"{size:,}: filling the {name} store")
-                result[f"fill_{name}"] = _run_child(
-                    "fill", str(db), args.model, name, str(size), str(args.batch_size))
-            for turn, name in enumerate(("plain", "encrypted", "encrypted", "plain")):
-                progress(f"{size:,}: recall, {name} ({turn + 1}/4)")
-                result[f"recall_{name}_{turn}"] = _run_child(
-                    "recall", str(dbs[name]), args.model, name, str(args.queries))
-            rows.append(result)
+            rows.append(_measure(size, folder, args, progress))
     return rows
 
 
@@ -122,7 +150,7 @@ def report(rows: list[dict[str, Any]]) -> None:
         p95 = _mean(r, "encrypted", "p95_ms") / _mean(r, "plain", "p95_ms")
         writes = r["fill_encrypted"]["writes_per_s"] / r["fill_plain"]["writes_per_s"]
         cold = _mean(r, "encrypted", "first_answer_s") - _mean(r, "plain", "first_answer_s")
-        loads = [v["load_1m"] for v in r.values() if isinstance(v, dict)]
+        loads = [v["load_1m"] for v in r.values() if isinstance(v, dict) and "load_1m" in v]
         table.append([
             f"{r['size']:,}",
             f"{_mean(r, 'plain', 'p50_ms'):.1f} / {_mean(r, 'encrypted', 'p50_ms'):.1f}",
@@ -153,12 +181,21 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--sizes", default="20000,100000", help="store sizes, comma-separated")
     parser.add_argument("--batch-size", type=int, default=32, help="memories per save call")
     parser.add_argument("--queries", type=int, default=100, help="recalls timed per process")
+    parser.add_argument("--stores", metavar="DIR", help="keep the filled stores in DIR and "
+                        "reuse them on the next run (fill them apart, under nice, with "
+                        "--fill-only; then time only the recalls)")
+    parser.add_argument("--fill-only", action="store_true",
+                        help="fill the stores (needs --stores) and stop")
     add_common_arguments(parser)
     parser.set_defaults(model="hash")
     args = parser.parse_args(argv)
+    if args.fill_only and not args.stores:
+        parser.error("--fill-only keeps the stores for a later run: give --stores DIR")
     progress = Progress("encryption", args.quiet)
     warn_if_busy(progress)
     rows = run(args, progress)
+    if args.fill_only:
+        return 0
     report(rows)
     write_json(args.json_out, "encryption", args, rows)
     return 0
