@@ -4,7 +4,10 @@
 # then run tests/e2e/test_container_image.py (the quickstart container: MCP and REST answers,
 # healthcheck, uid, file modes, memories across restarts, SIGTERM) and
 # tests/e2e/test_container_hosted.py (compose.hosted.yaml: nginx with basic auth and TLS,
-# users kept apart, spoofed identity headers ignored, callers going around the proxy refused).
+# users kept apart, spoofed identity headers ignored, callers going around the proxy refused)
+# and tests/e2e/test_container_encrypted.py (the key from a secret file: the store on the
+# volume is no plain SQLite and holds nothing saved). The server image is built with the
+# `encryption` extra for that (EXTRAS below); without a key it runs as the default image does.
 #
 #   deploy/smoke.sh            from the repository root, as root, in a venv with the `test`
 #                              extra (pytest, httpx, pyyaml, podman-compose)
@@ -19,6 +22,7 @@ cd "$(dirname "$0")/.."
 PY=${PYTHON:-python}
 IMAGE=tinysuite-context:latest
 PROXY_IMAGE=tinysuite-context-proxy:latest
+EXTRAS=${EXTRAS:-server,telemetry,encryption}
 WORK=$(mktemp -d /tmp/tinycontext-smoke.XXXXXX)
 trap 'rm -rf "$WORK"' EXIT
 
@@ -44,7 +48,7 @@ previous=$(image_id "$IMAGE")
 mapfile -t secrets < <("$PY" deploy/pip-build-secrets.py "$WORK/secrets")
 # --format docker: podman drops HEALTHCHECK from images in its default (OCI) format.
 podman build --layers=false --format docker -f deploy/Dockerfile --build-arg BASE_IMAGE="$BASE" \
-  "${secrets[@]}" -t "$IMAGE" . > "$WORK/build.log" 2>&1 \
+  --build-arg EXTRAS="$EXTRAS" "${secrets[@]}" -t "$IMAGE" . > "$WORK/build.log" 2>&1 \
   || { tail -n 60 "$WORK/build.log" >&2; exit 1; }
 drop_replaced "$IMAGE" "$previous"
 build_s=$(elapsed "$step")
@@ -63,12 +67,12 @@ step=$EPOCHREALTIME
 TINYCONTEXT_IMAGE=$IMAGE TINYCONTEXT_PROXY_IMAGE=$PROXY_IMAGE \
 TINYCONTEXT_SMOKE_REPORT="$WORK/report.json" \
   "$PY" -m pytest -q -p no:cacheprovider -rs tests/e2e/test_container_image.py \
-  tests/e2e/test_container_hosted.py
+  tests/e2e/test_container_hosted.py tests/e2e/test_container_encrypted.py
 tests_s=$(elapsed "$step")
 
 echo "== smoke summary"
 echo "base image        ${base_s} s"
-echo "server image      ${build_s} s to build, ${size_mb} MB"
+echo "server image      ${build_s} s to build, ${size_mb} MB (extras: $EXTRAS)"
 echo "proxy image       ${proxy_s} s to build"
 echo "container tests   ${tests_s} s"
 "$PY" -c 'import json, sys
