@@ -7,6 +7,8 @@ import base64
 from dataclasses import replace
 from pathlib import Path
 
+from tinycontext.ports.embedder import Embedder
+
 from . import onnx_int8
 from .model_dirs import resolve_directory
 from .onnx_embedder import OnnxEmbedder
@@ -17,6 +19,7 @@ from .presets import (
     INTEGER_MATMUL_FILES,
     MINILM_TOKENIZER,
     PRESETS,
+    QUALITY_PACKAGE,
     ModelNotAvailableError,
     Preset,
     file_sha256,
@@ -52,9 +55,30 @@ def create_embedder(
     batch_size: int = 32,
     intra_op_threads: int | None = None,
     cache_dir: Path | None = None,
-) -> OnnxEmbedder:
-    """An OnnxEmbedder for a preset or directory; the model itself loads on the first embed."""
+) -> Embedder:
+    """The embedder for a preset or directory; the model itself loads on the first embed.
+
+    `quality` is the bge-small folder in models_dir when it is filled (someone put it there
+    on purpose), otherwise the `quality` extra's package; with neither, the error names both.
+    """
+    if name.strip() == "quality" and not _quality_folder(Path(models_dir)):
+        from . import e5_package
+
+        try:
+            model, digest = e5_package.package_model()
+        except ModelNotAvailableError:
+            pass  # resolve_model below says how to get either
+        else:
+            preset = QUALITY_PACKAGE
+            return e5_package.E5PackageEmbedder(preset.model_name, preset.dimensions, model,
+                                                digest)
     return OnnxEmbedder(resolve_model(name, models_dir, cache_dir), batch_size, intra_op_threads)
+
+
+def _quality_folder(models_dir: Path) -> Path | None:
+    folder = models_dir / PRESETS["quality"].model_name
+    filled = (folder / "model.onnx").is_file() and (folder / "tokenizer.json").is_file()
+    return folder if filled else None
 
 
 def prepared_models_dir() -> Path:
@@ -123,14 +147,17 @@ def _resolve_fast() -> ModelSpec:
 
 
 def _resolve_quality(models_dir: Path) -> ModelSpec:
+    from .e5_package import INSTALL_HINT
+
     preset = PRESETS["quality"]
-    folder = models_dir / preset.model_name
-    model, tokenizer = folder / "model.onnx", folder / "tokenizer.json"
-    if not (model.is_file() and tokenizer.is_file()):
+    folder = _quality_folder(models_dir)
+    if folder is None:
         raise ModelNotAvailableError(
-            f"the 'quality' embedding model ({preset.model_name}) is not installed: put its "
-            f"model.onnx and tokenizer.json in {folder} - where a network exists, "
+            f"the 'quality' embedding model is not installed: {INSTALL_HINT}; or put "
+            f"{preset.model_name}'s model.onnx and tokenizer.json in "
+            f"{models_dir / preset.model_name} - where a network exists, "
             "`tinycontext.adapters.embedding.downloads.download_preset('quality', models_dir)` "
-            "fetches them - or set embedding_model to 'balanced'"
+            "fetches them - or set embedding_model to 'balanced' (the default)"
         )
-    return _spec(preset, model, tokenizer, file_sha256(model))
+    model = folder / "model.onnx"
+    return _spec(preset, model, folder / "tokenizer.json", file_sha256(model))

