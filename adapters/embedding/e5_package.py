@@ -8,7 +8,6 @@ configuration sets for this preset - is embedded as a query, everything else as 
 
 from __future__ import annotations
 
-import base64
 import os
 import threading
 from collections.abc import Sequence
@@ -18,7 +17,7 @@ from typing import Any
 
 from tinycontext.ports.embedder import Vector
 
-from .presets import QUALITY_DIST, QUALITY_FILE, ModelNotAvailableError, file_sha256
+from .presets import QUALITY_DIST, QUALITY_FILE, ModelNotAvailableError, installed_sha256
 
 QUERY_MARK = "query: "
 PASSAGE_MARK = "passage: "
@@ -34,10 +33,7 @@ def package_model() -> tuple[Path, str]:
     model = Path(str(dist.locate_file(QUALITY_FILE)))
     if not model.is_file():
         raise ModelNotAvailableError(_missing())
-    recorded = next((f.hash for f in dist.files or () if str(f) == QUALITY_FILE), None)
-    if recorded is not None and recorded.mode == "sha256":
-        return model, base64.urlsafe_b64decode(recorded.value + "==").hex()
-    return model, file_sha256(model)
+    return model, installed_sha256(dist, QUALITY_FILE, model)
 
 
 def _missing() -> str:

