@@ -234,3 +234,27 @@ def test_encrypted_export_imports_and_holds_no_plain_text(tmp_path: Path) -> Non
     refused = run_cli(tmp_path, "import", str(out), TINYCONTEXT_MEMORY_DB_PATH=str(
         tmp_path / "third" / "memories.db"))
     assert refused.returncode == 1 and "encrypted export" in refused.stderr
+
+
+def test_encrypt_hosted_folder_gives_each_user_the_servers_key_for_them(tmp_path: Path) -> None:
+    key = _key(tmp_path)
+    folder = tmp_path / "tenants"
+    users = [folder / f"{n:064x}.db" for n in (1, 2)]
+    for n, path in enumerate(users, start=1):
+        _run_child(tmp_path, "fill", str(path), str(10 * n), str(100 * n))  # plain: no key
+        assert path.read_bytes().startswith(PLAIN)
+    assert len(found_in(folder, 300)) >= 2  # the scan below would see them in plain files
+    (folder / "notes.db").write_bytes(b"not a user's store")  # not <tenant key>.db: left alone
+    env = {"TINYCONTEXT_ENCRYPTION_KEY": key.read_text().strip()}
+    done = run_cli(tmp_path, "encrypt", "--hosted-folder", str(folder), **env)
+    assert done.returncode == 0, done.stderr
+    assert "2 of 2 users' stores" in done.stderr and key.read_text().strip() not in done.stderr
+    for n, path in enumerate(users, start=1):
+        assert not path.read_bytes().startswith(PLAIN)
+        assert int(_run_child(tmp_path, "tenant-count", str(path), key=key)) == 10 * n
+    assert found_in(folder, 300) == {}
+    assert (folder / "notes.db").read_bytes() == b"not a user's store"
+    again = run_cli(tmp_path, "encrypt", "--hosted-folder", str(folder), **env)
+    assert again.returncode == 0 and "0 of 2" in again.stderr and "2 already" in again.stderr
+    missing = run_cli(tmp_path, "encrypt", "--hosted-folder", str(tmp_path / "none"), **env)
+    assert missing.returncode == 2 and "not a folder" in missing.stderr

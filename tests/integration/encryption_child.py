@@ -1,7 +1,9 @@
 """A child process for the encryption tests: `fill PATH N [START] [PAD]` saves N planted
 memories (numbered from START, each with PAD filler words) into an
 encrypted store (key material from TINYCONTEXT_ENCRYPTION_KEY), batch by batch, printing each
-batch's count; `hold PATH SECONDS` keeps the store open; `count PATH` prints its memories."""
+batch's count; `hold PATH SECONDS` keeps the store open; `count PATH` prints its memories;
+`tenant-count PATH` opens a hosted user's file as the hosted server does (the key derived for
+its tenant key) and prints its memories."""
 
 from __future__ import annotations
 
@@ -17,6 +19,9 @@ from tinycontext.testing import HashEmbedder, WordTokenizer
 
 def main() -> None:
     mode, path = sys.argv[1], Path(sys.argv[2])
+    if mode == "tenant-count":
+        tenant_count(path)
+        return
     config = TinyContextConfig(memory_db_path=str(path),
                                encryption_key=os.environ.get("TINYCONTEXT_ENCRYPTION_KEY", ""),
                                recall_late_interaction=False)
@@ -40,6 +45,20 @@ def main() -> None:
     elif mode == "count":
         print(service.list_memories(limit=1)["total_count"], flush=True)
     service.close()
+
+
+def tenant_count(path: Path) -> None:
+    from tinycontext.adapters.sqlite.driver import use_sqlcipher
+    from tinycontext.adapters.sqlite.store import SqliteStore
+    from tinycontext.config.keys import key_material, tenant_store_key
+
+    use_sqlcipher()
+    config = TinyContextConfig(encryption_key=os.environ["TINYCONTEXT_ENCRYPTION_KEY"])
+    material = key_material(config)
+    assert material is not None
+    store = SqliteStore(path, key=tenant_store_key(material, path.stem))
+    print(len(store.export_page(0, 1000, None)), flush=True)
+    store.close()
 
 
 if __name__ == "__main__":

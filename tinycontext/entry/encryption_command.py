@@ -43,6 +43,12 @@ def add_parsers(sub: Any) -> None:
         if name == "rekey":
             p.add_argument("--new-key-file", required=True,
                            help="the new key file (tinycontext keygen -o FILE)")
+        if name == "encrypt":
+            p.add_argument("--hosted-folder", metavar="DIR",
+                           help="encrypt every user's plain store in a hosted folder "
+                           "(TINYCONTEXT_STORE_DIR's <tenant key>.db files), each with its own "
+                           "key derived from the configured one, as the hosted server opens "
+                           "them; stores already encrypted are left as they are")
 
 
 def _bar(label: str) -> Callable[[float], None]:
@@ -107,6 +113,10 @@ def _convert(args: argparse.Namespace) -> int:
     material = sqlite_key_material(config)
     if material is None:
         return _fail(name, f"no encryption key is configured: {KEY_HINT}.", 2)
+    if getattr(args, "hosted_folder", None):
+        from tinycontext.entry.hosted_encrypt import encrypt_folder
+
+        return encrypt_folder(Path(args.hosted_folder), material, _bar, _fail)
     path = Path(config.memory_db_path)
     state = file_state(path)
     if state in ("missing", "empty"):
