@@ -22,6 +22,10 @@ ALLOWED = {
     # keys the memory service by the TINYCONTEXT_* variables and hands them to the service,
     # whose settings read them as every server does.
     "tinycontext/hooks/command.py",
+    # Asks whether OMP_NUM_THREADS is set, the OpenMP runtime's own variable, which the
+    # quality model's engine reads from the process: set, the user's choice is left to
+    # OpenMP; unset, the adapter pins one thread. Not a TinyContext setting to pass in.
+    "adapters/embedding/e5_package.py",
 }
 NAMES = {"environ", "environb", "getenv", "getenvb", "putenv", "unsetenv"}
 
