@@ -18,8 +18,8 @@ MAX_POOL = 1000
 SCORE, RRF = "score", "rrf"
 # Late interaction (score fusion only): the best LATE_DEPTH fused candidates are rescored by
 # adding LATE_WEIGHT x their MaxSim relative to the best MaxSim among them. Tuned on LoCoMo
-# conversations 1-5, checked on 6-10 (docs/benchmarks.md). 100 scored 0.3-1.0 points higher
-# on LoCoMo but cost 4 ms of recall p95 at 20,000 memories (16.9 against 12.9 ms).
+# conversations 1-5, checked on 6-10 (docs/benchmarks.md). A deeper rescoring scored a
+# little higher on LoCoMo but cost a noticeable share of recall latency.
 LATE_DEPTH = 50
 LATE_WEIGHT = 1.5
 # A clear semantic winner keeps its lead (score fusion only): the candidate whose cosine is

@@ -38,27 +38,26 @@ if TYPE_CHECKING:
     from numpy import float32
 
 # The integer rewrite of balanced (onnx_int8) runs many small operators, where waking a second
-# thread per operator costs more than it saves (same box, quiet):
-#   1 thread: 347-355 texts/s, short query p50 1.41-1.46 ms
-#   2 threads: 467-490 texts/s, 1.76-1.92 ms
-#   1 thread, two runs at once (a batch split in two): 590-607 texts/s (2 threads: 365-393/s)
-# So integer models run one thread per inference and a batch on up to two runs at once; a
-# query also leaves the second core to the keyword search that recall runs beside it.
-# (float32, two runs at once gained only 6-20% on batches and doubled a query's latency.)
+# thread per operator costs more than it saves: one thread answers a short query faster, and
+# two single-threaded runs at once (a batch split in two) embed more texts per second than
+# one two-threaded run. So integer models run one thread per inference and a batch on up to
+# two runs at once; a query also leaves the second core to the keyword search that recall
+# runs beside it. (float32 models gained little on batches from two runs at once and lost
+# on queries.)
 DEFAULT_MAX_PARALLEL_RUNS = 2
-# Tokens in one model run. A run's activations must stay in the CPU caches: on this 2-core
-# box, 32 texts of ~32 tokens ran at 231 texts/s in one run and 356/s in runs of 384 tokens
-# (texts of ~6 tokens: 752 -> 949/s; ~100 tokens: 79 -> 126/s; 128-token runs lose ~20%).
-# It also bounds memory: attention grows with rows x width^2 (256 texts x 256 tokens in one
-# run peaked at 5.2 GB). The batch a caller passes is still embedded in one call.
+# Tokens in one model run. A run's activations must stay in the CPU caches: runs of this
+# size embedded short, medium and long texts markedly faster than one run per batch, and
+# much smaller runs lose again. It also bounds memory: attention grows with rows x width^2,
+# so a large batch in one run can take gigabytes. The batch a caller passes is still
+# embedded in one call.
 MAX_BATCH_TOKENS = 384
 # Padded tokens one run may carry. Every padded position costs as much as a real token, and
-# a run's fixed cost is about that of 6-8 tokens (MiniLM int8, one thread: ~0.7 ms, then ~0.11
-# ms a token, on the Intel 2-core VM): a text that would pad the run by more starts a new one.
+# a run's fixed cost is about that of 6-8 tokens (MiniLM int8, one thread): a text that
+# would pad the run by more starts a new one.
 # The vectors do not depend on how texts are grouped (the attention mask zeroes padding; a
 # test compares bytes), only the work does: when a run took every text that fitted
-# MAX_BATCH_TOKENS, saves of 5 texts of 15-40 words computed 25% more positions than they
-# had tokens (batches of 32: 14%); with this cap 3% (4%).
+# MAX_BATCH_TOKENS, small saves computed markedly more positions than they had tokens; with
+# this cap only a few per cent more.
 MAX_PADDING_TOKENS = 8
 
 

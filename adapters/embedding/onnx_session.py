@@ -15,14 +15,11 @@ from tinycontext import native
 Pooling = Literal["mean", "cls", "none"]
 """How token states become one vector: masked mean, first token, or "none" (already pooled)."""
 
-# intra_op_num_threads, measured on a 2-core box (onnxruntime 1.32, arena off; batches of 32
-# ~20-word sentences in texts/s, short-query p50 over 50 runs), quiet box:
-#   balanced (MiniLM-L6 int8)  1 thread: 275-293/s, 2.8-3.1 ms   2 threads: 490-541/s, 1.7-2.2 ms
-#   fast (MiniLM-L3 fp32)      1 thread: 547-675/s, 0.7-1.0 ms   2 threads: 886-1116/s, 0.5-0.9 ms
-# With other processes busy (load 2.3-4.9), 2 spinning threads fell to 147-206/s (p50 up to
-# 12 ms) and burnt 3.4 CPU-s where 1 thread used 2.0; with spinning off, 2 threads kept
-# 175-501/s at the CPU cost of 1 thread. Hence: at most 2 threads, never more than the cores,
-# and no spin-waiting (it costs ~0.4 ms per query on a quiet box, saves a core on a busy one).
+# intra_op_num_threads: on a quiet 2-core machine a second thread speeds up batches and
+# short queries for both presets, but with other processes busy, spinning threads fell far
+# behind and burnt much more CPU than one thread; with spinning off, 2 threads kept most of
+# the gain at the CPU cost of one. Hence: at most 2 threads, never more than the cores, and
+# no spin-waiting (a little slower per query on a quiet box, a core saved on a busy one).
 DEFAULT_MAX_INTRA_OP_THREADS = 2
 
 

@@ -71,7 +71,7 @@ class TiktokenTokenizer(Tokenizer):
         self._name = encoding
         # Recent counts by a digest of the text (the texts themselves are not kept), oldest
         # dropped first: every recall counts its results' content as the transport escapes
-        # it (0.05-0.1 ms each), and the same memories come back again and again.
+        # it, and the same memories come back again and again.
         self._counts: dict[bytes, int] = {}
         self._counts_lock = threading.Lock()
         self._cache_size = cache_size

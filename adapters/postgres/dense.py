@@ -26,7 +26,7 @@ EF_SEARCH_MAX = 1000  # pgvector's limit
 EF_SEARCH_MIN = 40  # pgvector's default
 # Candidates explored per result wanted (500 for the default pool of 200). With the
 # ef_construction 512 graph built in one go, 250 found 0.98 of the exact top 10 at 200,000
-# memories and 500 all of it (dense p95 16.8 ms; 1,000, pgvector's maximum, 27.5 ms). Graphs
+# memories and 500 all of it (1,000, pgvector's maximum, costs much more time). Graphs
 # built insert by insert differ (random levels): at 500, two found 1.00 and one 0.97.
 EF_PER_RESULT = 2.5
 # A tenant's own index (built in one go by CREATE INDEX, over that tenant's rows only) needs

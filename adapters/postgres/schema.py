@@ -26,9 +26,9 @@ HNSW_MAX_DIMS = 2000  # pgvector's limit for an HNSW index on `vector`
 # benchmark's 200,000 memories (templated texts: dense clusters of near-duplicates) the
 # default build missed whole neighbourhoods (recall@10 0.90) and ef_construction 256 still
 # some (0.97 at ef_search 1,000, whether built insert by insert or in one go); 512 found
-# 1.00 at ef_search 500 built either way (benchmark_pg: recall p95 40.5 ms), but 0.97 on a
-# later insert-by-insert build (levels are random: builds differ). Inserts cost about twice
-# as much (93 vs 217/s at 200,000). Existing indexes keep their options until rebuilt.
+# 1.00 at ef_search 500 built either way (benchmark_pg), but 0.97 on a later
+# insert-by-insert build (levels are random: builds differ). Inserts cost about twice as
+# much. Existing indexes keep their options until rebuilt.
 HNSW_OPTIONS = "m = 16, ef_construction = 512"
 
 _TENANT_MATCHES = f"tenant = current_setting('{TENANT_SETTING}', true)"

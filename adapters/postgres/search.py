@@ -35,7 +35,7 @@ TYPICAL_WORDS = 24
 # Keyword side: the postings budget per query of the SQLite store (sqlite_search.py). Unlike
 # SQLite, which still scores a lone common word in up to 4x the budget, a query whose every
 # word is above the budget gets no keyword candidates: scoring costs PostgreSQL more than
-# FTS5 (it reads each candidate's tsvector: ~15 ms for 6,000 at 200,000 memories), and the
+# FTS5 (it reads each candidate's tsvector), and the
 # order among thousands of memories sharing one common word is mostly their length.
 MIN_POSTINGS = 3000
 POSTINGS_PER_RESULT = 10

@@ -29,8 +29,8 @@ from .rows import COLUMNS, WIDTH, memory_from_row, padded, scope_sql
 # MIN_RERANK); in scopes smaller than that every vector is scored exactly. Past
 # RERANK_SCALE_ROWS vectors the factor grows with the square root of the store (at most
 # MAX_RERANK_FACTOR): sign bits separate near neighbours less well among more vectors
-# (measured at 100,000: recall@10 against exact 0.91 at 2x, 0.95 at 4x, 0.97 at 8x, for
-# about 0.7 ms per extra 200 rows), while at 20,000 2x already finds the exact top 10.
+# (at 100,000 recall@10 against exact rises with the factor, each extra row costing a little
+# time), while at 20,000 2x already finds the exact top 10.
 MIN_RERANK = 64
 RERANK_FACTOR = 2
 RERANK_SCALE_ROWS = 20_000
@@ -139,7 +139,7 @@ class DenseRetrieval:
         if model_id in self._unmirrored:
             return None
         mirror = self._mirrors.get(model_id)
-        # A loaded mirror knows its size; a count in SQL costs ~7 ms at 100,000 vectors.
+        # A loaded mirror knows its size; a count in SQL grows with the store.
         held = mirror.size() if mirror is not None else None
         if self.too_large(conn, model_id, dims, held):
             self._mirrors.pop(model_id, None)
@@ -199,7 +199,7 @@ class DenseRetrieval:
         rows = self._pool.read(
             f"SELECT {COLUMNS}, 1.0 - vec_distance_cosine(m.embedding, ?) AS similarity "
             # CROSS JOIN pins the candidate list as the outer loop (one seek per candidate);
-            # a variant without ORDER BY was planned as a scan of memories: 400 ms at 20k.
+            # a variant without ORDER BY was planned as a scan of memories.
             "FROM json_each(?) j CROSS JOIN memories m ON m.seq = j.value "
             f"WHERE m.embedding_model = ?{life}{where} "
             "ORDER BY similarity DESC, m.created_at DESC, m.id LIMIT ?",

@@ -40,9 +40,9 @@ def sign_bits(vector: Vector) -> bytes:
     return bits(vector)
 
 EXACT_ROWS = 4000
-# Up to this many passing rows the mirror ranks them all (~0.5 us a row: their ids from the
-# indexes, their int8 codes): cheaper than asking the unfiltered search for 1/share times
-# more candidates (~2 us each, read from SQL) below about 12% of 100,000 memories.
+# Up to this many passing rows the mirror ranks them all (their ids from the indexes, their
+# int8 codes): a row there costs a fraction of a candidate read from SQL, so for small shares
+# of a large store this beats asking the unfiltered search for 1/share times more candidates.
 RANKED_ROWS = 15_000
 WIDEST = 20_000
 MIN_RANKED = 64

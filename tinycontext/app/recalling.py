@@ -81,8 +81,8 @@ def semantic_recall(
     # Score fusion reads every candidate's cosine: those only the keyword side found get
     # theirs from the store (rank fusion has no use for it). Which ones the dense side misses
     # is known only after it ran, so every keyword hit's cosine is read beside the dense
-    # search on a helper thread, as soon as the keyword side is done (0.5-0.8 ms at 20,000
-    # memories in SQLite, ~5 ms for a large PostgreSQL tenant, off the recall's path).
+    # search on a helper thread, as soon as the keyword side is done, which keeps that read
+    # (small in SQLite, larger for a big PostgreSQL tenant) off the recall's path.
     def keyword_cosines() -> dict[str, float]:
         # The pool's queue is first in, first out and the keyword task was queued before
         # this one, so it is running or done: this wait cannot starve it.

@@ -70,8 +70,8 @@ def maxsim(
     # One product for every token of every memory. With b in {0, 1} for the bits,
     # q . (2b - 1) = 2 (q . b) - sum(q): the 0/1 matrix needs no sign pass of its own.
     ones = np.unpackbits(packed, axis=1, bitorder="little")[:, :dimensions]
-    # einsum, not BLAS: OpenBLAS threads spin against the model's (12 ms instead of 1.6 for
-    # 4,600 tokens on a busy 2-core box; sqlite_mirror.py saw the same).
+    # einsum, not BLAS: OpenBLAS starts threads that spin against the model's on a busy
+    # machine with few cores (the mirror's scan avoids BLAS for the same reason).
     products = np.einsum("nd,jd->nj", ones.astype(np.float32), query)
     products = (2.0 * products - query.sum(axis=1)) / np.sqrt(dimensions)
     starts = np.concatenate(([0], np.cumsum(counts)[:-1]))

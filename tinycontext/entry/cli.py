@@ -52,8 +52,8 @@ def _parser() -> argparse.ArgumentParser:
                                      help="also serve Streamable HTTP MCP at /mcp")
     # Streamable HTTP options of the MCP SDK (docs/mcp.md, "HTTP response modes"). One JSON
     # body per request is the default: the tools send nothing mid-call, every MCP client must
-    # accept application/json, and it is what lets hosted mode meet its load target (about
-    # 1 ms less server CPU a call than an SSE stream; docs/benchmarks.md).
+    # accept application/json, and it costs the server less CPU a call than an SSE stream,
+    # which matters most to hosted mode under load (docs/benchmarks.md).
     modes = sub.choices["serve"].add_mutually_exclusive_group()
     modes.add_argument(
         "--json-response", dest="sse", action="store_false",
