@@ -1,19 +1,23 @@
 """Dense search under a filter (tags, metadata, time window, "as of") in the SQLite store.
 
 The filter is applied before the top `limit` is chosen, never to an unfiltered top list:
-- few qualifying memories (at most RANKED_ROWS, judged from the label and time indexes
-  without reading rows): the mirror scores every one of them by its int8 codes and the
-  exact cosine orders the best (without a mirror: exact cosines in SQL, up to EXACT_ROWS);
-- many: the unfiltered search (mirror or IVF) asked for enough more candidates that, at the
+- with the model's mirrors (the usual case) tags, metadata and times are masks over the
+  mirror's slots (mirror_masks, mirror_times), so its scan sees only qualifying vectors and
+  its top is the filter's own; "as of" asks the mirror of live versions (those created by
+  then) and the one of replaced versions (those live then). The exact step checks every
+  condition again in SQL.
+- without a mirror (more vectors than are held in memory): few qualifying memories (at most
+  EXACT_ROWS, judged from the label and time indexes without reading rows) get exact
+  cosines in SQL; many: the unfiltered search asked for enough more candidates that, at the
   filter's share of the store, `limit` of them qualify; its order is the unfiltered order,
   so the qualifying ones among its first N are the filter's own top. When too few qualify it
-  asks again for four times as many, and past WIDEST falls back to the exact cosines.
-- "as of": versions live now and created by then go through the above; the replaced ones
-  that were live then are scored exactly (an index on their supersede time finds them).
+  asks again for four times as many, and past WIDEST falls back to the exact cosines. The
+  replaced versions live at an "as of" moment are found by their supersede time.
 """
 
 from __future__ import annotations
 
+import json
 import math
 import time
 from collections.abc import Callable
@@ -28,6 +32,8 @@ from tinycontext.ports.store import Scope, Scored
 from .connection import ConnectionPool
 from .filtering import filter_sql, where_sql
 from .ivf import count_ttl
+from .mirror import VectorMirror
+from .mirror_times import Reader, TimeFilter
 from .rows import COLUMNS, WIDTH, memory_from_row, scope_sql
 
 if TYPE_CHECKING:
@@ -40,12 +46,8 @@ def sign_bits(vector: Vector) -> bytes:
     return bits(vector)
 
 EXACT_ROWS = 4000
-# Up to this many passing rows the mirror ranks them all (their ids from the indexes, their
-# int8 codes): a row there costs a fraction of a candidate read from SQL, so for small shares
-# of a large store this beats asking the unfiltered search for 1/share times more candidates.
-RANKED_ROWS = 15_000
 WIDEST = 20_000
-MIN_RANKED = 64
+MIN_RANKED = 64  # mirror candidates at least: room for the int8 codes' error at a small limit
 SURPLUS = 1.5  # candidates asked for beyond the filter's expected share
 
 
@@ -135,56 +137,14 @@ def exact(
     return [Scored(memory_from_row(r), float(r[WIDTH])) for r in rows]
 
 
-def _seqs_sql(
-    filters: MemoryFilter, first: tuple[str, list[Any]] | None = None
-) -> tuple[str, list[Any]]:
-    """The rows a filter's tags, metadata and time window let through (and `first`), from
-    the indexes alone: no memory row is read (a mirror holds only the rows it holds, and
-    the exact step checks every condition again)."""
-    parts = [first] if first is not None else []
-    parts += [("SELECT seq FROM memory_labels WHERE label = ?", [label])
-              for label in filters.labels]
-    if filters.since is not None or filters.until is not None:
-        parts.append(("SELECT seq FROM memories WHERE created_at >= ? AND created_at <= ?",
-                      [filters.since or "", filters.until or "~"]))
-    return " INTERSECT ".join(p[0] for p in parts), [x for p in parts for x in p[1]]
-
-
-def _ranked(
-    dense: DenseRetrieval, vector: Vector, model_key: str, scope: Scope, limit: int,
-    history: bool, first: tuple[str, list[Any]] | None = None,
-) -> list[Scored] | None:
-    """The best `limit` of a filter's rows: their ids from the indexes, their int8 codes
-    scored in the mirror (of live or of replaced versions), the exact cosine on the best
-    (reading every row's vector from SQL instead cost ~5 us a row). None without a mirror."""
-    filters = scope.filters
-    assert filters is not None
-    mirror = dense.mirror_for(model_key, len(vector) // 4, history=history)
-    sql, params = _seqs_sql(filters, first)
-    if mirror is None or not sql:
-        return None
-    seqs = [int(r[0]) for r in dense.pool.read(sql, params)]
-    # int8 codes pick the candidates, the exact cosine orders them (as unfiltered search
-    # does), with room for the codes' error at a small `limit`.
-    ranked = mirror.rank(vector, sign_bits(vector), seqs, replace(scope, filters=None),
-                         max(limit, MIN_RANKED))
-    return dense.exact_order(ranked, vector, model_key, scope, limit)
-
-
 def _current(
     dense: DenseRetrieval, vector: Vector, model_key: str, scope: Scope, limit: int,
     in_scope: int,
 ) -> list[Scored]:
-    """Live memories under a filter without `as_of`."""
+    """Live memories under a filter without `as_of`, searched in SQL (no mirror)."""
     filters = scope.filters
     assert filters is not None
-    bound = _upper_bound(dense.pool, filters, RANKED_ROWS + 1)
-    found = None
-    if bound <= RANKED_ROWS:
-        found = _ranked(dense, vector, model_key, scope, limit, history=False)
-    if found is not None:
-        return found
-    if bound > EXACT_ROWS:
+    if _upper_bound(dense.pool, filters, EXACT_ROWS + 1) > EXACT_ROWS:
         return _widened(dense, vector, model_key, scope, limit, in_scope)
     where, params = scope_sql(scope, "m")
     conditions, condition_params = where_sql(filters, "m")
@@ -195,18 +155,10 @@ def _current(
 def _replaced(
     dense: DenseRetrieval, vector: Vector, model_key: str, scope: Scope, limit: int,
 ) -> list[Scored]:
-    """Replaced versions that were live at `as_of` (found by their supersede time)."""
+    """Replaced versions that were live at `as_of`, searched in SQL (no mirror of them)."""
     filters = scope.filters
     assert filters is not None and filters.as_of is not None
     when = [filters.as_of, filters.as_of]
-    # The planner's own pick (the replaced versions' created_at index, then every row) cost
-    # seconds at 90,000 replaced versions; by supersede time the index alone answers.
-    live_then = ("SELECT seq FROM memories INDEXED BY memories_replaced_until "
-                 "WHERE superseded_by IS NOT NULL AND superseded_at > ? AND created_at <= ?",
-                 when)
-    found = _ranked(dense, vector, model_key, scope, limit, history=True, first=live_then)
-    if found is not None:
-        return found
     where, params = scope_sql(scope, "m")
     older, older_params = filter_sql(filters, "m")
     return exact(
@@ -214,6 +166,43 @@ def _replaced(
         " AND m.superseded_by IS NOT NULL AND m.superseded_at > ? AND m.created_at <= ?"
         + older + where, [*when, *older_params, *params], limit,
     )
+
+
+def _times_reader(pool: ConnectionPool, replaced: bool) -> Reader:
+    """Rows' times for a mirror's slots: of the given seqs, or of every row from the index
+    of created_at (live versions) or of supersede times (replaced ones), which hold them."""
+    def read(seqs: list[int] | None) -> list[tuple[int, str, str | None]]:
+        if seqs is not None:
+            return pool.read(
+                "SELECT m.seq, m.created_at, m.superseded_at FROM json_each(?) j "
+                "CROSS JOIN memories m ON m.seq = j.value", [json.dumps(seqs)])
+        if replaced:
+            return pool.read(
+                "SELECT seq, created_at, superseded_at FROM memories INDEXED BY "
+                "memories_replaced_until WHERE superseded_by IS NOT NULL")
+        return pool.read("SELECT seq, created_at, NULL FROM memories INDEXED BY memories_created")
+    return read  # type: ignore[return-value]
+
+
+def _masked(
+    dense: DenseRetrieval, mirror: VectorMirror, vector: Vector, model_key: str, scope: Scope,
+    limit: int, replaced: bool,
+) -> list[Scored]:
+    """The filter's best `limit` of one mirror (of live versions, or with `replaced` of the
+    replaced ones live at `as_of`): labels and times masked in the mirror's own scan."""
+    filters = scope.filters
+    assert filters is not None
+    until = filters.until
+    if filters.as_of is not None:
+        until = min(until or filters.as_of, filters.as_of)
+    when = None
+    if filters.since is not None or until is not None or replaced:
+        when = TimeFilter(_times_reader(dense.pool, replaced), filters.since, until,
+                          filters.as_of if replaced else None)
+    seqs = mirror.candidates(
+        vector, sign_bits(vector), replace(scope, filters=None), max(limit, MIN_RANKED),
+        [(label, _label_rows(dense.pool, label)) for label in filters.labels], when)
+    return dense.exact_order(seqs, vector, model_key, scope, limit)
 
 
 def nearest(
@@ -224,13 +213,21 @@ def nearest(
     vectors the unfiltered scope holds)."""
     filters = scope.filters
     assert filters is not None
+    dims = len(vector) // 4
+    live = dense.mirror_for(model_key, dims)
     if filters.as_of is None:
+        if live is not None:
+            return _masked(dense, live, vector, model_key, scope, limit, replaced=False)
         return _current(dense, vector, model_key, scope, limit, in_scope)
     # Versions live now and made by then, and replaced versions that were live then.
     until = min(filters.until or filters.as_of, filters.as_of)
     current = replace(scope, filters=replace(filters, as_of=None, until=until))
-    found = _current(dense, vector, model_key, current, limit, in_scope)
-    found += _replaced(dense, vector, model_key, scope, limit)
+    found = (_masked(dense, live, vector, model_key, current, limit, replaced=False)
+             if live is not None
+             else _current(dense, vector, model_key, current, limit, in_scope))
+    history = dense.mirror_for(model_key, dims, history=True)
+    found += (_masked(dense, history, vector, model_key, scope, limit, replaced=True)
+              if history is not None else _replaced(dense, vector, model_key, scope, limit))
     found.sort(key=lambda s: s.memory.id)
     found.sort(key=lambda s: s.memory.created_at, reverse=True)
     found.sort(key=lambda s: s.score, reverse=True)
@@ -246,26 +243,13 @@ def _widened(
     filters = scope.filters
     assert filters is not None
     plain = replace(scope, filters=None)
-    mirror = dense.mirror_for(model_key, len(vector) // 4)
-    # Inside the mirror only the time window still thins the candidates out.
-    sized = replace(filters, tags=(), metadata=()) if mirror is not None else filters
-    share = max(_share(dense.pool, sized, in_scope), 1 / max(in_scope, 1))
-    # At least MIN_RANKED candidates: room for the int8 codes' error at a small `limit`.
-    wanted = max(limit, MIN_RANKED, math.ceil(SURPLUS * limit / share) if share < 1.0 else 0)
+    share = max(_share(dense.pool, filters, in_scope), 1 / max(in_scope, 1))
+    wanted = max(limit, math.ceil(SURPLUS * limit / share) if share < 1.0 else 0)
+    labels = set(filters.labels)
     while wanted <= WIDEST:
-        if mirror is not None:
-            # Tags and metadata filter inside the mirror's scan (their masks are kept);
-            # a time window is checked in the exact step.
-            seqs = mirror.candidates(vector, sign_bits(vector), plain, wanted, [
-                (label, _label_rows(dense.pool, label)) for label in filters.labels])
-            found = dense.exact_order(seqs, vector, model_key, scope, limit)
-            exhausted = len(seqs) < wanted
-        else:
-            hits = dense.nearest(vector, model_key, plain, wanted)
-            labels = set(filters.labels)
-            found = [h for h in hits if _passes(h.memory, filters, labels)][:limit]
-            exhausted = len(hits) < wanted
-        if len(found) >= limit or exhausted:
+        hits = dense.nearest(vector, model_key, plain, wanted)
+        found = [h for h in hits if _passes(h.memory, filters, labels)][:limit]
+        if len(found) >= limit or len(hits) < wanted:
             return found
         wanted *= 4
     where, params = scope_sql(scope, "m")

@@ -29,7 +29,7 @@ from typing import Any
 from tinycontext import native
 from tinycontext.ports.store import Scope
 
-from . import mirror_cells, mirror_file, mirror_load, mirror_masks
+from . import mirror_cells, mirror_file, mirror_load, mirror_masks, mirror_times
 from .hamming import hamming, rescore, smallest, word_bytes
 from .mirror_view import DEAD, MirrorUnusable, View, code, empty, grow, scope_mask
 
@@ -67,6 +67,7 @@ class VectorMirror:
         self._saving = threading.Lock()  # one writer of the copy at a time
         self._cells = mirror_cells.CellKeeper()  # slots grouped by IVF cell (large mirrors)
         self._index = mirror_masks.SlotIndex()  # seqs -> slots, tag masks (filters)
+        self._times = mirror_times.SlotTimes()  # slots' times (windows, "as of")
 
     def size(self) -> int | None:
         """Vectors held, or None before the first load."""
@@ -238,15 +239,18 @@ class VectorMirror:
 
     # -- search --------------------------------------------------------------------------
     def candidates(self, query: bytes, bits: bytes, scope: Scope, limit: int,
-                   labels: Sequence[tuple[str, Callable[[], Sequence[int]]]] = ()) -> list[int]:
+                   labels: Sequence[tuple[str, Callable[[], Sequence[int]]]] = (),
+                   when: mirror_times.TimeFilter | None = None) -> list[int]:
         """Seqs of the `limit` vectors in scope nearest to `query` by their int8 codes, among
         the best by Hamming distance of the sign `bits`; with `labels` ((label, its rows)),
-        only among the slots holding every one of them."""
-        return self.candidates_many([query], [bits], scope, limit, labels)[0]
+        only among the slots holding every one of them, and with `when` only among those
+        its times let through."""
+        return self.candidates_many([query], [bits], scope, limit, labels, when)[0]
 
     def candidates_many(
         self, queries: Sequence[bytes], bits: Sequence[bytes], scope: Scope, limit: int,
         labels: Sequence[tuple[str, Callable[[], Sequence[int]]]] = (),
+        when: mirror_times.TimeFilter | None = None,
     ) -> list[list[int]]:
         """`candidates` for several queries of one scope: the scope's mask is made once and
         the Hamming distances of all queries come from one pass over the sign bits (a save
@@ -257,10 +261,12 @@ class VectorMirror:
         mask = None if view is None or view.n == 0 else scope_mask(view, scope)
         if view is None or mask is None:
             return [[] for _ in queries]
-        if labels:
+        if labels or when is not None:
             with self._lock:  # a sync may be publishing a new view meanwhile
                 for label, rows in labels:
                     mask &= self._index.mask(view, self._head, label, rows)[: view.n]
+                if when is not None:
+                    mask &= self._times.mask(view, when)
         n = view.n
         in_scope = int(np.count_nonzero(mask))
         wanted = candidate_count(limit, in_scope)
@@ -285,26 +291,6 @@ class VectorMirror:
                 slots = smallest(distances[row], wanted, view.seqs[:n])
             out.append(rescore(view, slots, query, limit))
         return out
-
-    def rank(self, query: bytes, bits: bytes, seqs: Sequence[int], scope: Scope,
-             limit: int) -> list[int]:
-        """Of the given seqs (a filter's rows), the `limit` in scope nearest to `query`: the
-        best by Hamming distance of the sign `bits` re-ranked by their int8 codes, as
-        `candidates` does; seqs the mirror does not hold are left out."""
-        view = self._view
-        if view is None or not seqs:
-            return []
-        with self._lock:  # a sync may be publishing a new view meanwhile
-            slots = self._index.slots(view, self._head, seqs)
-        mask = scope_mask(view, scope)
-        if mask is None or not len(slots):
-            return []
-        slots = slots[mask[slots]]
-        wanted = candidate_count(limit, len(slots))
-        if len(slots) > wanted:
-            distances = hamming(view.bits[:, slots], [bits])[0]
-            slots = slots[smallest(distances, wanted, view.seqs[slots])]
-        return rescore(view, slots, query, limit)
 
 
 def _allocate(bits: bytes, codes: bytes | None, capacity: int) -> View:

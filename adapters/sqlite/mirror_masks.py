@@ -1,10 +1,7 @@
-"""A mirror's slots for a set of seqs (a filter's rows), and filter masks over its slots.
-
-Filtered search hands the mirror the seqs a filter lets through (from the label and time
-indexes). Looking each one up in the seq -> slot dict cost ~2 us a seq (13,000 replaced
-versions live at one moment: 28 ms under load); a sorted copy of the live slots' seqs,
-made again only when the mirror changed, answers them all with one searchsorted. A tag's
-mask over the slots is kept the same way, so a broad tag filters inside the mirror's scan.
+"""Masks of labels (tags, metadata pairs) over a mirror's slots, so a filter's labels thin
+out the mirror's own scan. A label's rows come from its index as seqs; looking each one up
+in a seq -> slot dict is slow for a broad label, so a sorted copy of the live slots' seqs,
+made again only when the mirror changed, answers them all with one searchsorted.
 """
 
 from __future__ import annotations

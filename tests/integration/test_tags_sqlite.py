@@ -1,5 +1,6 @@
 """Tags and "as of" on real SQLite files: the in-place upgrade of a store made by the previous
-schema, and filtered dense search on its large-store path (the mirror, asked for more)."""
+schema, and filtered dense search with its masks in the mirror and without a mirror (the
+path of stores too large to hold in memory), each against brute force."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from tests.fakes import FixedClock, HashEmbedder, WordTokenizer
+from tinycontext.adapters.sqlite import dense as sqlite_dense
 from tinycontext.adapters.sqlite import dense_filtered
 from tinycontext.adapters.sqlite import driver as sqlite_driver
 from tinycontext.adapters.sqlite.schema import SCHEMA_VERSION
@@ -78,14 +80,23 @@ def test_a_store_of_the_previous_schema_is_upgraded_in_place(db_path: Path) -> N
     service.close()
 
 
-@pytest.mark.parametrize("share", [2, 10])
-def test_a_broad_filter_asks_the_mirror_for_more(db_path: Path, monkeypatch, share) -> None:
-    """Past EXACT_ROWS matching memories the unfiltered search is asked for enough more
-    candidates: the answer must be the exact top among the matching ones (dense random
-    vectors, on which the mirror's sign bits and int8 codes work as on a model's)."""
-    np = pytest.importorskip("numpy")
+def _no_mirror(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """Search as a store too large to mirror does, with its sizing step forced (few
+    qualifying rows are otherwise scored exactly in SQL)."""
+    monkeypatch.setattr(sqlite_dense, "MAX_MIRROR_BYTES", 0)
     monkeypatch.setattr(dense_filtered, "EXACT_ROWS", 20)
-    monkeypatch.setattr(dense_filtered, "RANKED_ROWS", 20)
+
+
+@pytest.mark.parametrize("share", [2, 10])
+@pytest.mark.parametrize("mirrored", [True, False])
+def test_a_filter_finds_its_own_top(db_path: Path, monkeypatch, share, mirrored) -> None:
+    """A tag on half or a tenth of the memories: masked in the mirror's scan, or (without
+    a mirror) the unfiltered search asked for enough more candidates. The answer must be the
+    exact top among the matching ones (dense random vectors, on which the mirror's sign bits
+    and int8 codes work as on a model's)."""
+    np = pytest.importorskip("numpy")
+    if not mirrored:
+        _no_mirror(monkeypatch)
     db_path.parent.mkdir()
     store = SqliteStore(db_path)
     rng = np.random.default_rng(7)
@@ -109,26 +120,24 @@ def test_a_broad_filter_asks_the_mirror_for_more(db_path: Path, monkeypatch, sha
         query /= np.linalg.norm(query)
         scores = vectors @ query
         wanted = sorted(range(0, 1500, share), key=lambda i: -scores[i])[:10]
-        # Many matching memories: the mirror asked for more, as approximate as unfiltered.
         found = store.nearest(query.tobytes(), "k", scope, 10)
         assert len(found) == 10 and all(h.memory.tags == ("even",) for h in found)
         hits += len({h.memory.id for h in found} & {items[i].memory.id for i in wanted})
-        # Few (under RANKED_ROWS): every one ranked by the mirror, the best scored exactly.
-        monkeypatch.setattr(dense_filtered, "RANKED_ROWS", 4000)
-        found = store.nearest(query.tobytes(), "k", scope, 10)
-        assert [h.memory.id for h in found] == [items[i].memory.id for i in wanted], seed
-        monkeypatch.setattr(dense_filtered, "RANKED_ROWS", 20)
+        if mirrored and share == 10:  # fewer than the mirror re-ranks: all scored by codes
+            assert [h.memory.id for h in found] == [items[i].memory.id for i in wanted]
     assert hits >= 45  # recall@10 against the exact filtered answer, over 5 queries
+    assert any(model_id > 0 for model_id in store._search._mirrors) == mirrored
     store.close()
 
 
-def test_as_of_searches_replaced_versions_through_their_mirror(db_path: Path,
-                                                               monkeypatch) -> None:
+@pytest.mark.parametrize("mirrored", [True, False])
+def test_as_of_ranks_the_versions_live_then(db_path: Path, monkeypatch, mirrored) -> None:
     """Many versions live at the moment asked: the live and the replaced ones are each
-    ranked by their mirror; the answer must match brute force over the versions live then."""
+    masked by their times in their own mirror (or, without mirrors, found in SQL); the
+    answer must match brute force over the versions live then."""
     np = pytest.importorskip("numpy")
-    monkeypatch.setattr(dense_filtered, "EXACT_ROWS", 20)
-    monkeypatch.setattr(dense_filtered, "RANKED_ROWS", 20)
+    if not mirrored:
+        _no_mirror(monkeypatch)
     db_path.parent.mkdir()
     store = SqliteStore(db_path)
     rng = np.random.default_rng(3)
@@ -165,5 +174,6 @@ def test_as_of_searches_replaced_versions_through_their_mirror(db_path: Path,
         assert len(found) == 10
         hits += len({h.memory.id for h in found} & {m.id for m, _ in best})
     assert hits >= 45
-    assert any(model_id < 0 for model_id in store._search._mirrors)  # the replaced versions'
+    # The replaced versions' own mirror.
+    assert any(model_id < 0 for model_id in store._search._mirrors) == mirrored
     store.close()
