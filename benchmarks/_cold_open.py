@@ -45,10 +45,10 @@ def measure(store_dir: Path, model: str, question: str, samples: int,
     for path in picked:
         started = time.perf_counter()
         service = open_service(path)
-        service.recall_memories(question)
+        service.recall(question)
         first = time.perf_counter() - started
         started = time.perf_counter()
-        service.recall_memories(question)
+        service.recall(question)
         second = time.perf_counter() - started
         service.close()
         cold.append(first)
@@ -59,7 +59,7 @@ def measure(store_dir: Path, model: str, question: str, samples: int,
     for n in range(min(samples, 50)):
         started = time.perf_counter()
         service = open_service(fresh / f"new-{n}.db")
-        service.list_memories(limit=1)
+        service.list_page(limit=1)
         created.append(time.perf_counter() - started)
         service.close()
     return {"stores_sampled": len(picked), "first_recall_cold": _summary(cold),

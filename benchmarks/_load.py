@@ -208,9 +208,9 @@ def run_library(service: Any, *, clients: int, seconds: float, batch: int,
                 started = time.perf_counter()
                 try:
                     if kind == "save":
-                        saved = len(service.save_memories(_items(number, i, batch))["saved"])
+                        saved = len(service.save(_items(number, i, batch)).to_dict()["saved"])
                     else:
-                        service.recall_memories(asks[(number * 7919 + i) % len(asks)])
+                        service.recall(asks[(number * 7919 + i) % len(asks)])
                 except Exception as exc:  # noqa: BLE001
                     with lock:
                         tally.error(f"{kind}: {type(exc).__name__}: {exc}")
@@ -220,9 +220,9 @@ def run_library(service: Any, *, clients: int, seconds: float, batch: int,
                     tally.saved += saved if kind == "save" else 0
 
     for query in asks[:3]:  # the model loads on first use: not part of the load
-        service.recall_memories(query)
+        service.recall(query)
     load_before = [round(x, 2) for x in os.getloadavg()]
-    before = service.list_memories(limit=1)["total_count"]
+    before = service.list_page(limit=1).to_dict()["total_count"]
     cpu = cpu_seconds(os.getpid())
     started = time.perf_counter()
     threads = [threading.Thread(target=worker, args=(n,)) for n in range(clients)]
@@ -232,7 +232,7 @@ def run_library(service: Any, *, clients: int, seconds: float, batch: int,
         thread.join()
     wall = time.perf_counter() - started
     cpu = cpu_seconds(os.getpid()) - cpu
-    after = service.list_memories(limit=1)["total_count"]
+    after = service.list_page(limit=1).to_dict()["total_count"]
     calls = sum(len(v) for v in tally.latency.values())
     return {
         "path": "library", "client_mode": None, "clients": clients, "seconds": seconds,

@@ -16,7 +16,7 @@ from benchmarks.synthetic import memory_texts, questions, take
 def build_store(db: Path, size: int, model: str, progress: Progress) -> None:
     service = make_service(db, model)
     for n, batch in enumerate(batched(take(memory_texts(), size), 32)):
-        service.save_memories([{"content": text} for text in batch])
+        service.save([{"content": text} for text in batch])
         progress.tick(f"building the store: {min(size, (n + 1) * 32)} / {size}")
     service.close()
     progress(f"store of {size} memories built")

@@ -71,13 +71,13 @@ def plant(service: Any, facts: list[Fact]) -> tuple[dict[str, int], set[str], in
     skipped = 0
     first = [f.old_text or f.text for f in facts]
     for start in range(0, len(first), 32):
-        result = service.save_memories([{"content": t} for t in first[start : start + 32]])
+        result = service.save([{"content": t} for t in first[start : start + 32]]).to_dict()
         skipped += len(result.get("skipped_duplicates", []))
         for entry in result["saved"]:
             current[entry["id"]] = start + entry["index"]
     for memory_id, index in list(current.items()):
         if facts[index].old_text is not None:
-            updated = service.update_memory(memory_id, facts[index].text)
+            updated = service.update(memory_id, facts[index].text).to_dict()
             del current[memory_id]
             superseded.add(memory_id)
             current[updated["id"]] = index
@@ -107,7 +107,7 @@ def ask(service: Any, facts: list[Fact], current: dict[str, int], superseded: se
                  "superseded_returned": 0}
     has_updates = any(f.old_text for f in facts)
     for index, fact in enumerate(facts):
-        answer = service.recall_memories(fact.question)
+        answer = service.recall(fact.question).to_dict()
         ids = [m["id"] for m in answer["memories"]]
         ranked = [[i] for i in ids]
         gold = [target_id[index]]
@@ -147,7 +147,7 @@ def run_variant(name: str, facts: list[Fact], args: argparse.Namespace,
         filler = 0
         for size in args.filler:
             for chunk in batched(take(stream, size - filler), 32):
-                service.save_memories([{"content": t} for t in chunk])
+                service.save([{"content": t} for t in chunk])
                 filler += len(chunk)
                 progress.tick(f"{name}: filler {filler:,}/{size:,}")
             board = Scoreboard()

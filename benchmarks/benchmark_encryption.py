@@ -62,7 +62,7 @@ def child_fill(db: str, model: str, encrypted: bool, size: int, batch: int) -> d
     texts = take(memory_texts(7), size)
     started = time.perf_counter()
     for first in range(0, size, batch):
-        service.save_memories([{"content": t} for t in texts[first:first + batch]])
+        service.save([{"content": t} for t in texts[first:first + batch]])
     took = time.perf_counter() - started
     service.close()
     return {"writes_per_s": size / took, "fill_s": took}
@@ -72,12 +72,12 @@ def child_recall(db: str, model: str, encrypted: bool, queries: int) -> dict[str
     started = float(os.environ["BENCH_SPAWNED"])
     service = _service(db, model, encrypted)
     asked = questions(queries + 1, 11)
-    service.recall_memories(asked[0])
+    service.recall(asked[0])
     first = time.time() - started
     latencies = []
     for query in asked[1:]:
         t = time.perf_counter()
-        service.recall_memories(query)
+        service.recall(query)
         latencies.append((time.perf_counter() - t) * 1000)
     service.close()
     return {"first_answer_s": first, "p50_ms": percentile(latencies, 50),

@@ -135,7 +135,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             moment = moments[i] if moments else None
             extra = dict(kwargs, as_of=stamp(moment)) if moment else kwargs
             started = time.perf_counter()
-            service.recall_memories(question, **extra)
+            service.recall(question, **extra)
             if i >= args.warmup:
                 timings[c].append((time.perf_counter() - started) * 1000)
             found[c].append(_dense_recall(service, matrix, rows, vectors[i], extra, moment,

@@ -126,7 +126,7 @@ def build_store(args: argparse.Namespace, folder: Path, progress: Progress) -> P
     while len(texts) < args.size:
         texts.append(next(filler))
     for start in range(0, args.size, 64):
-        service.save_memories([{"content": t} for t in texts[start:start + 64]])
+        service.save([{"content": t} for t in texts[start:start + 64]])
         progress.tick(f"speed store: {min(start + 64, args.size):,}/{args.size:,} saved")
     service.close()
     return db

@@ -208,7 +208,7 @@ def run_locomo(args: argparse.Namespace, folder: Path, progress: Progress) -> di
             for k in args.ks:
                 for mode, budget in (("hybrid", benchmark_locomo.UNLIMITED),
                                      ("hybrid-default-budget", None)):
-                    found = service.recall_memories(qa.question, session, budget, k)
+                    found = service.recall(qa.question, session, budget, k).to_dict()
                     ranked = [sorted(covers.get(m["id"], ())) for m in found["memories"]]
                     benchmark_locomo.score(ranked, qa.evidence, k, deepest, per_mode[mode])
             for mode, metrics in per_mode.items():

@@ -175,8 +175,8 @@ def ingest(service: Any, conv: LocomoConversation, progress: Progress,
         if clock is not None:
             when = chunk[0].when()
             clock.current = None if when is None else when + timedelta(seconds=number)
-        result = service.save_memories([{"content": t.render(with_date)} for t in chunk],
-                                       session_id=conv.sample_id)
+        result = service.save([{"content": t.render(with_date)} for t in chunk],
+                              session_id=conv.sample_id).to_dict()
         for entry in result["saved"]:
             covers[entry["id"]] = {chunk[entry["index"]].dia_id}
             by_ref[entry["ref"]] = entry["id"]
@@ -251,11 +251,11 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                 per_mode: dict[str, dict[str, float]] = {mode: {} for mode in modes}
                 for k in args.ks:
                     started = time.perf_counter()
-                    full = service.recall_memories(qa.question, conv.sample_id, UNLIMITED, k)
+                    full = service.recall(qa.question, conv.sample_id, UNLIMITED, k).to_dict()
                     latencies.append(time.perf_counter() - started)
                     ranked = [sorted(covers[m["id"]]) for m in full["memories"]]
                     score(ranked, qa.evidence, k, deepest, per_mode["hybrid"])
-                    cut = service.recall_memories(qa.question, conv.sample_id, None, k)
+                    cut = service.recall(qa.question, conv.sample_id, None, k).to_dict()
                     ranked = [sorted(covers[m["id"]]) for m in cut["memories"]]
                     score(ranked, qa.evidence, k, deepest, per_mode["hybrid-default-budget"])
                     if k == deepest:

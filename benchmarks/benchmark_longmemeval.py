@@ -87,7 +87,7 @@ def ingest(service: Any, question: LmeQuestion, turns: str) -> tuple[dict[str, s
     items = lme_memories(question, turns)
     for start in range(0, len(items), 32):
         chunk = items[start : start + 32]
-        result = service.save_memories([{"content": text} for _, text in chunk])
+        result = service.save([{"content": text} for _, text in chunk]).to_dict()
         for entry in result["saved"]:
             covers[entry["id"]] = {chunk[entry["index"]][0]}
             by_ref[entry["ref"]] = entry["id"]
@@ -132,10 +132,10 @@ def evaluate(questions: list[LmeQuestion], args: argparse.Namespace,
             groups = ["overall", question.question_type]
             if covers:
                 started = time.perf_counter()
-                full = service.recall_memories(question.question, None, UNLIMITED,
-                                               args.turn_depth)
+                full = service.recall(question.question, None, UNLIMITED,
+                                      args.turn_depth).to_dict()
                 latencies.append(time.perf_counter() - started)
-                cut = service.recall_memories(question.question, None, None, args.turn_depth)
+                cut = service.recall(question.question, None, None, args.turn_depth).to_dict()
                 answers = {"unlimited": full, "default-budget": cut}
             else:
                 answers = {mode: {"memories": []} for mode in MODES}

@@ -127,14 +127,14 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     try:
         service = make_service(work, args.model, embedder=embedder, **settings(args))
         started = time.perf_counter()
-        service.recall_memories(queries[0])  # no mirror copy yet: the vectors come from SQL
+        service.recall(queries[0])  # no mirror copy yet: the vectors come from SQL
         results["first_recall_in_process_s"] = time.perf_counter() - started
         for q in queries[1 : args.warmup]:
-            service.recall_memories(q)
+            service.recall(q)
         latencies = []
         for q in queries[args.warmup :]:
             started = time.perf_counter()
-            service.recall_memories(q)
+            service.recall(q)
             latencies.append((time.perf_counter() - started) * 1000)
             progress.tick(f"recalls {len(latencies)}/{args.queries}")
         pool, scope = candidate_pool(service.config.recall_top_k), Scope("episodic")
@@ -176,7 +176,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         for _ in range(args.write_batches):
             batch = [next(texts) for _ in range(32)]
             started = time.perf_counter()
-            service.save_memories([{"content": t} for t in batch])
+            service.save([{"content": t} for t in batch])
             seconds += time.perf_counter() - started
             written += len(batch)
             progress.tick(f"saved {written}/{32 * args.write_batches}")

@@ -230,7 +230,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                 started = time.perf_counter()
                 for start in range(0, write_count, 32):
                     texts_now = segment[start:start + 32]
-                    saved = service.save_memories([{"content": t} for t in texts_now])
+                    saved = service.save([{"content": t} for t in texts_now]).to_dict()
                     for entry in saved["saved"]:
                         text = texts_now[entry["index"]]
                         if text not in row_of_text:
@@ -260,7 +260,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             for name, service in services.items():
                 store = stores[name]
                 for q in queries[:args.warmup]:
-                    service.recall_memories(q)
+                    service.recall(q)
                 recall_ms, dense_ms, keyword_ms, overlaps = [], [], [], []
                 for q, vector in zip(queries[args.warmup:], query_vectors[args.warmup:],
                                      strict=True):

@@ -122,10 +122,10 @@ def measure(url: str, layout: tuple[int, int], sample: list[int], matrix: Any,
         pool, scope = candidate_pool(config.recall_top_k), Scope("episodic")
         picked = [(n * 7 + i) % len(queries) for i in range(args.warmup + args.queries)]
         for i in picked[:args.warmup]:
-            service.recall_memories(queries[i])
+            service.recall(queries[i])
         for i in picked[args.warmup:]:
             started = time.perf_counter()
-            service.recall_memories(queries[i])
+            service.recall(queries[i])
             recall_ms.append((time.perf_counter() - started) * 1000)
             started = time.perf_counter()
             hits = store.nearest(query_vectors[i], service.model_key, scope, pool)

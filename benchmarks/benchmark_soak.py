@@ -173,7 +173,7 @@ def soak_service(args: argparse.Namespace, db: Path, progress: Progress) -> dict
     counts = {"saves": 0, "saved": 0, "skipped": 0}
 
     def save() -> None:
-        result = service.save_memories([{"content": next(stream)} for _ in range(args.batch)])
+        result = service.save([{"content": next(stream)} for _ in range(args.batch)]).to_dict()
         counts["saves"] += 1
         counts["saved"] += len(result["saved"])
         counts["skipped"] += len(result.get("skipped_duplicates", []))

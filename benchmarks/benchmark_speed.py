@@ -79,12 +79,12 @@ if model == "hash":
 else:
     service = build_service(config)
 built = time.perf_counter()
-first = service.recall_memories(queries[0])
+first = service.recall(queries[0]).to_dict()
 answered = time.perf_counter()
 latencies = []
 for i in range(int(recalls)):
     t = time.perf_counter()
-    service.recall_memories(queries[(i + 1) % len(queries)])
+    service.recall(queries[(i + 1) % len(queries)]).to_dict()
     latencies.append(time.perf_counter() - t)
 print(json.dumps({
     "import_s": imported - started, "build_s": built - imported,
@@ -249,7 +249,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                 texts = take(stream, min(args.batch_size, size - stored))
                 embed_before = recorder.seconds
                 started, cpu = time.perf_counter(), cpu_seconds()
-                result = service.save_memories([{"content": t} for t in texts])
+                result = service.save([{"content": t} for t in texts]).to_dict()
                 segment_seconds += time.perf_counter() - started
                 segment_cpu += cpu_seconds() - cpu
                 segment_embed += recorder.seconds - embed_before
@@ -269,7 +269,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             upkeep_steps = upkeep() if upkeep else 0
             upkeep_seconds = time.perf_counter() - started
             for q in queries[: args.warmup]:
-                service.recall_memories(q)
+                service.recall(q)
             latencies, embed_ms, dense_ms, overlaps = [], [], [], []
             pool = candidate_pool(service.config.recall_top_k)
             scope = Scope("episodic")
@@ -280,7 +280,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             # about 11 ms back to back) - a cost of the benchmark, not of a recall.
             for q in queries[args.warmup :]:
                 started, cpu = time.perf_counter(), cpu_seconds()
-                service.recall_memories(q)
+                service.recall(q)
                 latencies.append((time.perf_counter() - started) * 1000)
                 recall_cpu += cpu_seconds() - cpu
             for q in queries[args.warmup :]:

@@ -74,7 +74,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         for size in args.sizes:
             new = take(stream, size - len(texts))
             for chunk in batched(new, 32):
-                result = service.save_memories([{"content": t} for t in chunk])
+                result = service.save([{"content": t} for t in chunk]).to_dict()
                 skipped = {s["index"] for s in result.get("skipped_duplicates", [])}
                 texts.extend(t for i, t in enumerate(chunk) if i not in skipped)
                 progress.tick(f"saved {len(texts):,}/{size:,}")
@@ -82,7 +82,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             progress(f"{len(texts):,} memories: {resend:,} tokens to resend; recalling")
             tokens, returned, truncated = [], [], 0
             for q in asks:
-                answer = service.recall_memories(q, max_tokens=args.max_tokens, top_k=args.top_k)
+                answer = service.recall(q, max_tokens=args.max_tokens, top_k=args.top_k).to_dict()
                 tokens.append(answer["total_tokens"])
                 returned.append(len(answer["memories"]))
                 truncated += bool(answer["truncated"])

@@ -60,11 +60,11 @@ def rest_vs_library(db: Path, model: str, asks: list[str], progress: Progress) -
 
     service = make_service(db, model)
     for q in asks[:5]:
-        service.recall_memories(q)
+        service.recall(q)
     local = []
     for q in asks:
         started = time.perf_counter()
-        service.recall_memories(q)
+        service.recall(q)
         local.append(time.perf_counter() - started)
     service.close()
     progress("library recalls timed; starting the REST server")
@@ -186,7 +186,7 @@ def main() -> None:
         db = folder / "latency.db"
         service = make_service(db, args.model)
         for batch in batched(take(memory_texts(), args.size), 32):
-            service.save_memories([{"content": text} for text in batch])
+            service.save([{"content": text} for text in batch])
         service.close()
         progress(f"store of {args.size} memories built")
         results["rest_vs_library"] = rest_vs_library(db, args.model, questions(args.queries),

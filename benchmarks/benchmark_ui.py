@@ -107,7 +107,7 @@ def build(db: Path, size: int, progress: Progress) -> dict[str, Any]:
     store.close()
     service = _service(db)  # 1% superseded through the real operation
     for memory_id in rng.sample(ids, size // 100):
-        service.update_memory(memory_id, "Revised: " + service.get_memory(memory_id)["content"])
+        service.update(memory_id, "Revised: " + service.detail(memory_id).to_dict()["content"])
     service.close()
     return {"size": size, "build_s": round(time.perf_counter() - started, 1)}
 
@@ -118,7 +118,7 @@ async def measure(db: Path, repeat: int) -> list[dict[str, Any]]:
     from tinycontext.adapters.web.app import create_ui_app
 
     service = _service(db)
-    detail = service.list_memories(limit=1, offset=5000)["memories"][0]["id"]
+    detail = service.list_page(limit=1, offset=5000).to_dict()["memories"][0]["id"]
     app = create_ui_app(service, token=TOKEN, hosts=None)
     transport = httpx.ASGITransport(app=app)
     rows = []

@@ -28,7 +28,7 @@ def build_store(path: Path, count: int, words: int = 40) -> list[str]:
     """A store of `count` memories over several table pages; returns their ids in order."""
     service = open_service(path)
     try:
-        saved = service.save_memories([{"content": fact(i, words)} for i in range(count)], "s")
+        saved = service.save([{"content": fact(i, words)} for i in range(count)], "s").to_dict()
     finally:
         service.close()
     return [m["id"] for m in saved["saved"]]

@@ -104,11 +104,11 @@ def ask(service: MemoryService, question: str, session: str | None, top_k: int |
     """What recall_memories would return (not counted as a recall), plus what the token
     budget left out: the same ranking again with room for every ranked memory, so the page
     can draw the budget line where the real answer stopped."""
-    answer = service.recall_memories(question, session, max_tokens, top_k, count=False)
+    answer = service.recall(question, session, max_tokens, top_k, count=False).to_dict()
     budget = max_tokens or service.config.recall_max_tokens
     shown = answer["memories"]
     if answer["truncated"] and answer.get("mode") == "semantic":
-        unbudgeted = service.recall_memories(question, session, 2**31 - 1, top_k, count=False)
+        unbudgeted = service.recall(question, session, 2**31 - 1, top_k, count=False).to_dict()
         shown = unbudgeted["memories"]
     chosen = {m["id"] for m in answer["memories"]}
     return {**answer, "budget": budget, "ranked": shown, "chosen": chosen,
@@ -119,16 +119,16 @@ def ask(service: MemoryService, question: str, session: str | None, top_k: int |
 def detail(service: MemoryService, memory_id: str, as_of: str | None = None) -> dict[str, Any]:
     """One memory in full, its older and newer versions, and what deleting it would do;
     with `as_of`, the version of it that was current then."""
-    memory = service.get_memory(memory_id, as_of)
+    memory = service.detail(memory_id, as_of).to_dict()
     older: list[dict[str, Any]] = []
     newer: list[dict[str, Any]] = []
     step = memory
     while step.get("supersedes") and len(older) < CHAIN_LIMIT:
-        step = service.get_memory(step["supersedes"])
+        step = service.detail(step["supersedes"]).to_dict()
         older.append(step)
     step = memory
     while step.get("superseded_by") and len(newer) < CHAIN_LIMIT:
-        step = service.get_memory(step["superseded_by"])
+        step = service.detail(step["superseded_by"]).to_dict()
         newer.append(step)
     # Deleting the live end of a chain makes the version it replaced live again; deleting
     # an older version only joins its neighbours.
@@ -142,19 +142,19 @@ def update(service: MemoryService, memory_id: str, content: str,
            tags: str | None = None) -> dict[str, Any]:
     """A new version with `content` and the tags typed in (None: the old tags)."""
     _forget_overview(service)
-    return service.update_memory(memory_id, content, split_tags(tags) if tags is not None
-                                 else None)
+    return service.update(memory_id, content, split_tags(tags) if tags is not None
+                          else None).to_dict()
 
 
 def delete(service: MemoryService, memory_id: str) -> dict[str, Any]:
     _forget_overview(service)
-    return service.delete_memory(memory_id)
+    return service.delete(memory_id).to_dict()
 
 
 def check_session(service: MemoryService, session: str | None) -> None:
     """session_not_found (the service's own check) before an export starts streaming."""
     if session is not None:
-        service.list_memories(session_id=session, limit=1)
+        service.list_page(session_id=session, limit=1)
 
 
 def export_lines(service: MemoryService, session: str | None,

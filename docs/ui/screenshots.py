@@ -38,14 +38,14 @@ def build_store(db: Path) -> str:
 
     service = build_service(TinyContextConfig(memory_db_path=str(db)))
     for session, text in DEMO:
-        service.save_memories([{"content": text}], session)
-    service.save_memories([{"content": "Call the user Sam; they prefer short answers.",
-                            "kind": "profile"}])
-    old = service.list_memories(search="deploys")["memories"][0]["id"]
-    new = service.update_memory(old, "Deploys happen on Thursdays after lunch; never on a "
-                                "holiday week.")["id"]
+        service.save([{"content": text}], session)
+    service.save([{"content": "Call the user Sam; they prefer short answers.",
+                   "kind": "profile"}])
+    old = service.list_page(search="deploys").to_dict()["memories"][0]["id"]
+    new = service.update(old, "Deploys happen on Thursdays after lunch; never on a "
+                         "holiday week.").to_dict()["id"]
     for question in ("When do we deploy?", "Where is the state stored?", "Who is Anna?"):
-        service.recall_memories(question)
+        service.recall(question)
     service.close()
     return str(new)
 

@@ -31,7 +31,7 @@ def advance_days(svc: MemoryService, days: int) -> None:
 
 
 def save(svc: MemoryService, content: str, **kw) -> dict:
-    return svc.save_memories([MemoryInput(content, **kw)])["saved"][0]
+    return svc.save([MemoryInput(content, **kw)]).to_dict()["saved"][0]
 
 
 @pytest.mark.parametrize(("item", "named"), [
@@ -52,9 +52,9 @@ def save(svc: MemoryService, content: str, **kw) -> dict:
 ])
 def test_bad_tags_and_metadata_are_invalid_requests_that_change_nothing(svc, item, named):
     with pytest.raises(InvalidRequestError) as caught:
-        svc.save_memories([{"content": "a good one"}, item])
+        svc.save([{"content": "a good one"}, item])
     assert named in caught.value.message
-    assert svc.list_memories()["total_count"] == 0
+    assert svc.list_page().to_dict()["total_count"] == 0
 
 
 def test_tags_are_normalised_and_carried_by_every_result(svc):
@@ -62,11 +62,11 @@ def test_tags_are_normalised_and_carried_by_every_result(svc):
                  metadata={"project": "atlas", "priority": 2, "urgent": True})
     assert saved["tags"] == ["billing", "db"]
     assert saved["metadata"] == {"project": "atlas", "priority": 2, "urgent": True}
-    got = svc.get_memory(saved["ref"])
+    got = svc.detail(saved["ref"]).to_dict()
     assert got["tags"] == ["billing", "db"] and got["metadata"]["priority"] == 2
-    listed = svc.list_memories(tags=["billing"])["memories"]
+    listed = svc.list_page(tags=["billing"]).to_dict()["memories"]
     assert [m["ref"] for m in listed] == [saved["ref"]] and listed[0]["tags"] == ["billing", "db"]
-    recalled = svc.recall_memories("billing postgres", tags=["db"])["memories"]
+    recalled = svc.recall("billing postgres", tags=["db"]).to_dict()["memories"]
     assert [m["ref"] for m in recalled] == [saved["ref"]]
     assert recalled[0]["metadata"] == {"project": "atlas", "priority": 2, "urgent": True}
     untagged = save(svc, "lunch is at noon")
@@ -85,62 +85,62 @@ def test_filters_select_before_ranking(svc):
     for i in range(40):
         save(svc, f"weather report number {i} says sunny skies")
     rare = save(svc, "the zebra herd migrated north", tags=["rare"])
-    found = svc.recall_memories("weather report sunny skies", tags=["rare"], top_k=3)
+    found = svc.recall("weather report sunny skies", tags=["rare"], top_k=3).to_dict()
     assert [m["ref"] for m in found["memories"]] == [rare["ref"]]
-    assert svc.recall_memories("weather", metadata={"missing": "x"})["memories"] == []
-    assert svc.recall_memories(tags=["rare"])["memories"][0]["ref"] == rare["ref"]
+    assert svc.recall("weather", metadata={"missing": "x"}).to_dict()["memories"] == []
+    assert svc.recall(tags=["rare"]).to_dict()["memories"][0]["ref"] == rare["ref"]
 
 
 def test_time_window_on_recall(svc):
     march = save(svc, "we decided to bill monthly")
     advance_days(svc, 10)
     later = save(svc, "we decided to bill weekly")
-    found = svc.recall_memories("what did we decide about billing", since="2026-03-05")
+    found = svc.recall("what did we decide about billing", since="2026-03-05").to_dict()
     assert [m["ref"] for m in found["memories"]] == [later["ref"]]
-    found = svc.recall_memories("what did we decide about billing", until="2026-03-01")
+    found = svc.recall("what did we decide about billing", until="2026-03-01").to_dict()
     assert [m["ref"] for m in found["memories"]] == [march["ref"]]
     with pytest.raises(InvalidRequestError, match="since is after until"):
-        svc.recall_memories("billing", since="2026-03-10", until="2026-03-01")
+        svc.recall("billing", since="2026-03-10", until="2026-03-01")
     with pytest.raises(InvalidRequestError, match="as_of"):
-        svc.recall_memories("billing", as_of="last tuesday")
+        svc.recall("billing", as_of="last tuesday")
 
 
 def test_as_of_answers_with_the_versions_live_then(svc):
     old = save(svc, "the office is in berlin", tags=["office"])
     advance_days(svc, 10)  # 2026-03-11
-    new = svc.update_memory(old["ref"], "the office is in paris")
+    new = svc.update(old["ref"], "the office is in paris").to_dict()
     assert new["tags"] == ["office"]  # kept from the old version
-    then = svc.recall_memories("where is the office", as_of="2026-03-05")
+    then = svc.recall("where is the office", as_of="2026-03-05").to_dict()
     assert [m["ref"] for m in then["memories"]] == [old["ref"]]
     assert "Historical view as of 2026-03-05T23:59:59Z" in then["notice"]
-    now = svc.recall_memories("where is the office")
+    now = svc.recall("where is the office").to_dict()
     assert [m["ref"] for m in now["memories"]] == [new["ref"]] and "notice" not in now
-    before = svc.recall_memories("where is the office", as_of="2026-02-01")
+    before = svc.recall("where is the office", as_of="2026-02-01").to_dict()
     assert before["memories"] == [] and before["matched_count"] == 0
-    assert svc.list_memories(as_of="2026-02-01")["total_count"] == 0
-    assert [m["ref"] for m in svc.list_memories(as_of="2026-03-05")["memories"]] == [old["ref"]]
-    assert svc.get_memory(new["ref"], as_of="2026-03-05")["ref"] == old["ref"]
-    assert svc.get_memory(old["ref"], as_of="2026-03-12")["ref"] == new["ref"]
+    assert svc.list_page(as_of="2026-02-01").to_dict()["total_count"] == 0
+    assert [m.ref for m in svc.list_page(as_of="2026-03-05").memories] == [old["ref"]]
+    assert svc.detail(new["ref"], as_of="2026-03-05").to_dict()["ref"] == old["ref"]
+    assert svc.detail(old["ref"], as_of="2026-03-12").to_dict()["ref"] == new["ref"]
     with pytest.raises(MemoryNotFoundError, match="no version current"):
-        svc.get_memory(old["ref"], as_of="2026-02-01")
+        svc.detail(old["ref"], as_of="2026-02-01")
     # An answer about the past counts nothing as recalled.
-    assert svc.get_memory(old["ref"])["recall_count"] == 0
+    assert svc.detail(old["ref"]).to_dict()["recall_count"] == 0
 
 
 def test_an_update_that_only_changes_tags(svc):
     old = save(svc, "standup is at nine", tags=["team"], metadata={"room": "b2"})
     advance_days(svc, 1)
-    new = svc.update_memory(old["ref"], None, tags=["team", "meeting"])
-    got = svc.get_memory(new["ref"])
+    new = svc.update(old["ref"], None, tags=["team", "meeting"]).to_dict()
+    got = svc.detail(new["ref"]).to_dict()
     assert got["content"] == "standup is at nine" and got["tags"] == ["team", "meeting"]
     assert got["metadata"] == {"room": "b2"} and got["supersedes"] == old["ref"]
-    assert svc.get_memory(old["ref"])["tags"] == ["team"]
-    assert [m["ref"] for m in svc.list_memories(tags=["meeting"])["memories"]] == [new["ref"]]
-    cleared = svc.update_memory(new["ref"], None, tags=[], metadata={})
-    assert "tags" not in cleared and svc.get_memory(cleared["ref"])["metadata"] == {}
+    assert svc.detail(old["ref"]).to_dict()["tags"] == ["team"]
+    assert [m["ref"] for m in svc.list_page(tags=["meeting"]).to_dict()["memories"]] == [new["ref"]]
+    cleared = svc.update(new["ref"], None, tags=[], metadata={}).to_dict()
+    assert "tags" not in cleared and svc.detail(cleared["ref"]).to_dict()["metadata"] == {}
     with pytest.raises(InvalidRequestError):
-        svc.update_memory(cleared["ref"], None, tags=["no spaces allowed"])
-    assert svc.get_memory(cleared["ref"])["superseded_by"] is None
+        svc.update(cleared["ref"], None, tags=["no spaces allowed"])
+    assert svc.detail(cleared["ref"]).to_dict()["superseded_by"] is None
 
 
 def test_concurrent_tag_updates_lose_no_version(svc):
@@ -151,7 +151,7 @@ def test_concurrent_tag_updates_lose_no_version(svc):
     def update(tag: str) -> None:
         barrier.wait()
         try:
-            outcomes.append(svc.update_memory(first["ref"], None, tags=["release", tag]))
+            outcomes.append(svc.update(first["ref"], None, tags=["release", tag]).to_dict())
         except MemoryAlreadySupersededError as exc:
             outcomes.append(exc)
 
@@ -162,6 +162,6 @@ def test_concurrent_tag_updates_lose_no_version(svc):
         t.join()
     winners = [o for o in outcomes if isinstance(o, dict)]
     assert len(winners) == 1 and len(outcomes) == 4
-    live = svc.list_memories(tags=["release"])["memories"]
+    live = svc.list_page(tags=["release"]).to_dict()["memories"]
     assert [m["ref"] for m in live] == [winners[0]["ref"]]
-    assert svc.get_memory(first["ref"])["superseded_by"] == winners[0]["ref"]
+    assert svc.detail(first["ref"]).to_dict()["superseded_by"] == winners[0]["ref"]

@@ -67,7 +67,7 @@ def save(env: dict[str, str], content: str) -> None:
     """Save a memory into the environment's store through the Python API."""
     code = ("import sys\nfrom tinycontext import TinyContextConfig, build_service\n"
             "service = build_service(TinyContextConfig(memory_db_path=sys.argv[2], "
-            "models_dir=sys.argv[3]))\nservice.save_memories([{'content': sys.argv[1]}])\n"
+            "models_dir=sys.argv[3]))\nservice.save([{'content': sys.argv[1]}])\n"
             "service.close()\n")
     done = subprocess.run([sys.executable, "-c", code, content,
                            env["TINYCONTEXT_MEMORY_DB_PATH"], env["TINYCONTEXT_MODELS_DIR"]],

@@ -34,13 +34,13 @@ def _service(path: Path, key: str = "hash-64") -> MemoryService:
 @pytest.fixture
 def source(tmp_path: Path) -> Iterator[MemoryService]:
     service = _service(tmp_path / "source.db")
-    service.save_memories([{"content": "Project Atlas uses Rust."},
-                           {"content": "Atlas ships every second Friday."}], "atlas")
-    service.save_memories([{"content": "Project Borealis is written in Go."}], "borealis")
-    service.save_memories([{"content": "The user prefers terse answers.", "kind": "profile"}])
-    ref = service.list_memories(search="Rust")["memories"][0]["ref"]
-    service.update_memory(ref, "Project Atlas moved from Rust to Zig.")
-    service.recall_memories("What language does Atlas use?", "atlas")
+    service.save([{"content": "Project Atlas uses Rust."},
+                  {"content": "Atlas ships every second Friday."}], "atlas")
+    service.save([{"content": "Project Borealis is written in Go."}], "borealis")
+    service.save([{"content": "The user prefers terse answers.", "kind": "profile"}])
+    ref = service.list_page(search="Rust").to_dict()["memories"][0]["ref"]
+    service.update(ref, "Project Atlas moved from Rust to Zig.")
+    service.recall("What language does Atlas use?", "atlas")
     yield service
     service.close()
 
@@ -71,8 +71,8 @@ def test_round_trip_is_exact_and_idempotent(source: MemoryService, tmp_path: Pat
     assert (again.imported, again.already_present) == (0, 5)
     assert _export(target) == _export(source)
     query = "Which language does Atlas use?"
-    hits = target.recall_memories(query, "atlas")["memories"]
-    assert [m["id"] for m in hits] == [m["id"] for m in source.recall_memories(query, "atlas")[
+    hits = target.recall(query, "atlas").to_dict()["memories"]
+    assert [m["id"] for m in hits] == [m["id"] for m in source.recall(query, "atlas").to_dict()[
         "memories"]]
     assert "Project Atlas uses Rust." not in [m["content"] for m in hits]  # still superseded
 
@@ -83,7 +83,7 @@ def test_import_re_embeds_when_the_model_differs(source: MemoryService, tmp_path
     report = import_jsonl(target, lines, batch_size=2)
     assert report.reembedded == 5 == report.imported
     assert {r["embedding_model"] for r in _export(target)} == {target.model_key}
-    assert target.recall_memories("Go", "borealis")["memories"][0]["scores"]["dense"] is not None
+    assert target.recall("Go", "borealis").to_dict()["memories"][0]["scores"]["dense"] is not None
 
 
 def test_malformed_line_is_refused_with_its_number_storing_nothing(

@@ -94,11 +94,11 @@ def test_links_may_point_forward_or_at_stored_memories(target: MemoryService) ->
     # live version is then marked superseded, so deleting the new one brings it back.
     later = _lines(_row(2, supersedes=IDS[1]))
     assert import_jsonl(target, later).imported == 1
-    live = [m["id"] for m in target.list_memories(limit=10)["memories"]]
+    live = [m["id"] for m in target.list_page(limit=10).to_dict()["memories"]]
     assert live == [IDS[2]]
-    assert target.get_memory(IDS[1])["superseded_by"] == IDS[2].replace("-", "")[:12]
-    target.delete_memory(IDS[2])
-    assert [m["id"] for m in target.list_memories(limit=10)["memories"]] == [IDS[1]]
+    assert target.detail(IDS[1]).to_dict()["superseded_by"] == IDS[2].replace("-", "")[:12]
+    target.delete(IDS[2])
+    assert [m["id"] for m in target.list_page(limit=10).to_dict()["memories"]] == [IDS[1]]
 
 
 STORED_THEN_BAD = {

@@ -40,11 +40,11 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
     tmp = tmp_path_factory.mktemp("ui")
     db = tmp / "store" / "memories.db"
     service = _service(db)
-    service.save_memories([{"content": "The project stores its state in SQLite."},
-                           {"content": "Deploys happen on Fridays after lunch."}], "work")
-    service.save_memories([{"content": "The user drinks green tea every morning."}], "home")
-    service.save_memories([{"content": "Call the user Sam.", "kind": "profile"}])
-    service.save_memories([{"content": text} for text in HOSTILE], "hostile")
+    service.save([{"content": "The project stores its state in SQLite."},
+                  {"content": "Deploys happen on Fridays after lunch."}], "work")
+    service.save([{"content": "The user drinks green tea every morning."}], "home")
+    service.save([{"content": "Call the user Sam.", "kind": "profile"}])
+    service.save([{"content": text} for text in HOSTILE], "hostile")
     process = subprocess.Popen(
         [*tinycontext_command(), "ui", "--no-open"],
         env=cli_env(tmp, TINYCONTEXT_MEMORY_DB_PATH=str(db)), stdout=subprocess.PIPE,
@@ -87,7 +87,7 @@ def _nav(page: Any, name: str) -> None:
 
 
 def _id(service: Any, words: str) -> str:
-    return str(service.list_memories(search=words)["memories"][0]["id"])
+    return str(service.list_page(search=words).to_dict()["memories"][0]["id"])
 
 
 def test_the_link_signs_in_and_nothing_else_does(world, page):
@@ -129,7 +129,7 @@ def test_ask_shows_what_recall_returns(world, page):
     assert "SQLite" in first.inner_text()
     assert page.locator("table.ask .label").first.inner_text() in ("high", "medium", "low")
     assert "Call the user Sam." in page.content()  # the profile block
-    counts = [m["recall_count"] for m in world["service"].list_memories()["memories"]]
+    counts = [m["recall_count"] for m in world["service"].list_page().to_dict()["memories"]]
     assert set(counts) == {0}  # asking here is not a recall
 
 
@@ -161,15 +161,15 @@ def test_edit_then_delete_brings_the_old_version_back(world, page):
     page.get_by_role("button", name="Save new version").click()
     assert "Saved as a new version" in page.locator(".notice").inner_text()
     assert "black coffee" in page.locator("pre.content-full").inner_text()
-    assert service.get_memory(old)["superseded_by"] is not None  # the store changed
+    assert service.detail(old).to_dict()["superseded_by"] is not None  # the store changed
     new = _id(service, "black coffee")
     page.get_by_role("link", name="Delete this memory…").click()
     assert "live again" in page.content() and "green tea" in page.content()
     page.get_by_role("button", name="Delete for good").click()
     assert "live again" in page.locator(".notice").inner_text()
-    assert service.get_memory(old)["superseded_by"] is None
+    assert service.detail(old).to_dict()["superseded_by"] is None
     with pytest.raises(Exception, match="memory_not_found|No memory"):
-        service.get_memory(new)
+        service.detail(new)
 
 
 def test_export_downloads_the_store(world, page):

@@ -43,7 +43,7 @@ def main() -> None:
         print("holding", flush=True)
         time.sleep(float(sys.argv[3]))
     elif mode == "count":
-        print(service.list_memories(limit=1)["total_count"], flush=True)
+        print(service.list_page(limit=1).to_dict()["total_count"], flush=True)
     service.close()
 
 

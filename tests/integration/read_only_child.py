@@ -47,15 +47,15 @@ def _export(service: MemoryService) -> int:
 def python_api(path: Path) -> dict[str, Any]:
     service = open_service(path)
     try:
-        first = service.list_memories(session_id="work")["memories"][0]["id"]
+        first = service.list_page(session_id="work").to_dict()["memories"][0]["id"]
         return {
-            "recall": outcome(lambda: service.recall_memories("billing job", session_id="work")),
-            "recent": outcome(lambda: service.recall_memories(session_id="work")),
-            "list": outcome(lambda: service.list_memories(session_id="work")),
-            "get": outcome(lambda: service.get_memory(first)),
-            "save": outcome(lambda: service.save_memories([{"content": "Cannot be kept."}])),
-            "update": outcome(lambda: service.update_memory(first, "Cannot be changed.")),
-            "delete": outcome(lambda: service.delete_memory(first)),
+            "recall": outcome(lambda: service.recall("billing job", session_id="work").to_dict()),
+            "recent": outcome(lambda: service.recall(session_id="work").to_dict()),
+            "list": outcome(lambda: service.list_page(session_id="work").to_dict()),
+            "get": outcome(lambda: service.detail(first).to_dict()),
+            "save": outcome(lambda: service.save([{"content": "Cannot be kept."}]).to_dict()),
+            "update": outcome(lambda: service.update(first, "Cannot be changed.").to_dict()),
+            "delete": outcome(lambda: service.delete(first).to_dict()),
             "export": outcome(lambda: _export(service)),
         }
     finally:

@@ -30,10 +30,10 @@ def test_a_question_naming_a_month_prefers_the_memory_dated_in_it(
         embedder=real_embedder, background=False,
     )
     try:
-        service.save_memories([{"content": c} for c in HIKES], "s")
+        service.save([{"content": c} for c in HIKES], "s")
 
         def first() -> str:
-            out = service.recall_memories(QUESTION, "s", top_k=5, max_tokens=10**6)
+            out = service.recall(QUESTION, "s", top_k=5, max_tokens=10**6).to_dict()
             return str(out["memories"][0]["content"])
 
         assert first() == HIKES[0]

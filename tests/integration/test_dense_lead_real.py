@@ -43,7 +43,7 @@ UNRELATED = [
 
 
 def first(service: Any) -> str:
-    out = service.recall_memories(QUESTION, "s", top_k=5, max_tokens=10**6)["memories"]
+    out = service.recall(QUESTION, "s", top_k=5, max_tokens=10**6).to_dict()["memories"]
     return str(out[0]["content"])
 
 
@@ -55,7 +55,7 @@ def test_a_paraphrase_the_model_ranks_first_by_a_margin_stays_first(
         embedder=real_embedder, background=False,
     )
     try:
-        service.save_memories(
+        service.save(
             [{"content": c} for c in [FACT, *SAME_WORDS_OTHER_SENSE, *UNRELATED]], "s")
         assert first(service) == FACT
         # The case the lever exists for: without it a memory sharing "holiday" wins.

@@ -53,7 +53,7 @@ def _locked(path: Path, key: bytes | None) -> StoreLockedError:
     service = _service(path, key)
     try:
         with pytest.raises(StoreLockedError) as caught:
-            service.list_memories()
+            service.list_page()
     finally:
         service.close()
     return caught.value
@@ -129,7 +129,7 @@ def test_wrong_key_no_key_and_key_on_plain_store_are_store_locked(tmp_path: Path
         assert KEY.hex() not in error.message and OTHER.hex() not in error.message
     # Nothing was changed by the refused opens: the right key still reads every memory.
     service = _service(encrypted, KEY)
-    assert service.list_memories(limit=1)["total_count"] == 20
+    assert service.list_page(limit=1).to_dict()["total_count"] == 20
     service.close()
     assert (encrypted.read_bytes()[:16] != b"SQLite format 3\x00")
 
@@ -144,7 +144,7 @@ def test_hosted_user_store_does_not_open_with_another_users_key(tmp_path: Path) 
     _locked(tmp_path / f"{alice}.db", tenant_store_key(material, bob))
     _locked(tmp_path / f"{alice}.db", store_key(material))
     service = _service(tmp_path / f"{bob}.db", tenant_store_key(material, bob))
-    assert service.list_memories(limit=1)["total_count"] == 20
+    assert service.list_page(limit=1).to_dict()["total_count"] == 20
     service.close()
 
 
@@ -183,7 +183,7 @@ def test_hosted_serving_opens_each_user_with_a_derived_key(tmp_path: Path) -> No
     # Each file opens with its own derived key only.
     _locked(alice, tenant_store_key(material, bob.stem))
     service = _service(alice, tenant_store_key(material, alice.stem))
-    assert service.list_memories()["memories"][0]["content"].startswith("alice")
+    assert service.list_page().to_dict()["memories"][0]["content"].startswith("alice")
     service.close()
 
 
@@ -197,10 +197,10 @@ def test_no_planted_content_or_session_id_in_any_file_on_disk(tmp_path: Path) ->
         for first in range(0, 1000, 100):
             service.save([{"content": f"fact {planted(i)[0]}", "tags": [planted(i)[1]]}
                           for i in range(first, first + 100)], session_id=planted(first)[2])
-        assert service.list_memories(limit=1)["total_count"] == 1000
-        recalled = service.recall_memories(planted(5)[0], session_id=planted(0)[2])
+        assert service.list_page(limit=1).to_dict()["total_count"] == 1000
+        recalled = service.recall(planted(5)[0], session_id=planted(0)[2]).to_dict()
         assert planted(5)[0] in recalled["memories"][0]["content"]
-        tagged = service.list_memories(tags=[planted(7)[1]])
+        tagged = service.list_page(tags=[planted(7)[1]]).to_dict()
         assert [m["content"] for m in tagged["memories"]] == [f"fact {planted(7)[0]}"]
         # While open: the store, its -wal and -shm hold every write so far.
         assert {p.name for p in folder.iterdir()} >= {"memories.db", "memories.db-wal"}

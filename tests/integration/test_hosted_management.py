@@ -152,7 +152,7 @@ def _single_user(tmp_path: Path) -> Any:
 
 def test_http_management_needs_the_operator_token(tmp_path: Path) -> None:
     service = _single_user(tmp_path)
-    service.save_memories([{"content": "The build uses Bazel."}])
+    service.save([{"content": "The build uses Bazel."}])
     app = http_app(service, "127.0.0.1", access=Access(management_token=OPERATOR),
                    management=Management())
 
@@ -187,7 +187,7 @@ def test_http_management_needs_the_operator_token(tmp_path: Path) -> None:
 
 def test_stdio_operator_sees_every_view_and_management_is_off_by_default(tmp_path: Path) -> None:
     service = _single_user(tmp_path)
-    service.save_memories([{"content": "The staging database is Postgres 16."}])
+    service.save([{"content": "The staging database is Postgres 16."}])
     with_views = create_mcp_server(service, warm=False, management=Management())
     without = create_mcp_server(service, warm=False)
 
@@ -225,7 +225,7 @@ def test_docs_show_the_json_shapes_the_views_return(tmp_path: Path) -> None:
         if "contract" in document:
             documented[document.get("view", "manifest")] = document
     service = _single_user(tmp_path)
-    service.save_memories([{"content": "Docs and code agree."}])
+    service.save([{"content": "Docs and code agree."}])
     server = create_mcp_server(service, warm=False, management=Management())
 
     async def main() -> dict[str, Any]:

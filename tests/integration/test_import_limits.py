@@ -34,7 +34,7 @@ def test_import_removes_control_characters_like_save(tmp_path: Path) -> None:
     service = _service(tmp_path / "m.db")
     report = import_jsonl(service, [_line(1, "\ufeffThe build\u0000 uses Make.\u000cDone.")])
     assert report.imported == 1
-    [entry] = service.list_memories()["memories"]
+    [entry] = service.list_page().to_dict()["memories"]
     assert entry["content"] == "The build uses Make.\nDone."
     service.close()
 
@@ -53,7 +53,7 @@ def test_import_refuses_invisible_or_too_large_content_with_its_line(
         import_jsonl(service, lines)
     assert info.value.line == 2 and words in info.value.message
     assert info.value.message.startswith("line 2: ")
-    assert service.list_memories()["total_count"] == 0  # nothing stored
+    assert service.list_page().to_dict()["total_count"] == 0  # nothing stored
     if "tokens" in words or "characters" in words:
         assert "raise max_memory_tokens for this import" in info.value.message
     service.close()

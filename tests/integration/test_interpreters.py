@@ -24,8 +24,8 @@ path = sys.argv[1]
 store = SqliteStore(path)
 svc = build_service(TinyContextConfig(memory_db_path=path), store=store, embedder=HashEmbedder(),
                     tokenizer=WordTokenizer(), clock=FixedClock(), background=False)
-svc.save_memories([{"content": "Café Zürich serves 東京 ramen 🍜 on Fridays"}])
-hit = svc.recall_memories("東京", top_k=3)["memories"]
+svc.save([{"content": "Café Zürich serves 東京 ramen 🍜 on Fridays"}])
+hit = svc.recall("東京", top_k=3).to_dict()["memories"]
 name = sqlite_driver.driver_name()
 other = "sqlean" if name == "sqlite3" else "sqlite3"
 print(json.dumps({"driver": name, "hits": len(hit), "other_loaded": other in sys.modules,

@@ -56,10 +56,10 @@ def test_rendered_recall_fits_the_token_budget(budget: int, profile_budget: int,
                           dedup_review_similarity_threshold=1.0),
         background=False,
     )
-    service.save_memories([{"content": s, "kind": "profile"} for s in _sentences(rng, 12)])
+    service.save([{"content": s, "kind": "profile"} for s in _sentences(rng, 12)])
     for _ in range(4):
         clock.advance(60)
-        service.save_memories([{"content": s} for s in _sentences(rng, 30)])
+        service.save([{"content": s} for s in _sentences(rng, 30)])
     server = create_mcp_server(service, warm=False)
 
     async def texts() -> list[str]:

@@ -30,7 +30,7 @@ def service(tmp_path: Path) -> Iterator[MemoryService]:
     svc = build_service(TinyContextConfig(memory_db_path=str(db), max_memory_tokens=20),
                         store=SqliteStore(db), embedder=HashEmbedder(),
                         tokenizer=WordTokenizer(), clock=FixedClock(), background=False)
-    svc.save_memories([{"content": "The staging database is Postgres 16."}])
+    svc.save([{"content": "The staging database is Postgres 16."}])
     yield svc
     svc.close()
 
@@ -76,17 +76,17 @@ def test_invisible_content_and_the_size_limit_are_tool_errors(service):
     is_error, text = _call(service, "save_memories", {"memories": [{"content": big}]})
     assert is_error and text.startswith(
         "memory_too_large: memories[0].content is 21 tokens, over the limit of 20 tokens")
-    memory_id = service.list_memories()["memories"][0]["id"]
+    memory_id = service.list_page().to_dict()["memories"][0]["id"]
     is_error, text = _call(service, "update_memory", {"memory_id": memory_id, "content": big})
     assert is_error and text.startswith("memory_too_large: ")
-    assert service.list_memories()["total_count"] == 1
+    assert service.list_page().to_dict()["total_count"] == 1
 
 
 def test_control_characters_are_removed_as_on_rest(service):
     is_error, _ = _call(service, "save_memories",
                         {"memories": [{"content": "NUL\u0000 and ESC\u001b gone\u000bnext"}]})
     assert not is_error
-    stored = service.list_memories(search="gone")["memories"][0]["content"]
+    stored = service.list_page(search="gone").to_dict()["memories"][0]["content"]
     assert stored == "NUL and ESC gone\nnext"
 
 

@@ -101,7 +101,7 @@ def test_requests_running_at_end_of_input_are_answered(tmp_path: Path) -> None:
         assert "error" not in answers[id_], answers[id_]
         assert not answers[id_]["result"].get("isError"), answers[id_]
         assert json.loads(answers[id_]["result"]["content"][0]["text"])["saved"]
-    assert service.list_memories()["total_count"] == 2
+    assert service.list_page().to_dict()["total_count"] == 2
     service.close()
 
 

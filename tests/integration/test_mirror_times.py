@@ -70,7 +70,7 @@ def test_masks_follow_saves_updates_and_deletes(db_path: Path, monkeypatch, whol
     service = _service(db_path, clock)
     refs = []
     for i in range(8):
-        refs.append(service.save_memories([{"content": f"event number {i} of the log"}])
+        refs.append(service.save([{"content": f"event number {i} of the log"}]).to_dict()
                     ["saved"][0]["ref"])
         clock.advance(HOUR)
     stamps = sorted({r[1] for r in _rows(db_path)})
@@ -80,10 +80,10 @@ def test_masks_follow_saves_updates_and_deletes(db_path: Path, monkeypatch, whol
     # New versions, a delete and new memories: slots added to both mirrors, one killed.
     for ref in refs[:3]:
         clock.advance(HOUR)
-        service.update_memory(ref, f"revised {ref} entry")
-    service.delete_memory(refs[5])
+        service.update(ref, f"revised {ref} entry")
+    service.delete(refs[5])
     clock.advance(HOUR)
-    service.save_memories([{"content": "a late addition"}])
+    service.save([{"content": "a late addition"}])
     stamps = sorted({t for r in _rows(db_path) for t in r[1:3] if t})
     halfway = [(datetime.strptime(t, "%Y-%m-%dT%H:%M:%SZ") + timedelta(minutes=30))
                .strftime("%Y-%m-%dT%H:%M:%SZ") for t in stamps]

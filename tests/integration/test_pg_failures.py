@@ -71,9 +71,9 @@ def test_server_down_is_store_unavailable_without_the_password() -> None:
     url = f"postgresql://app:pw-not-to-show@127.0.0.1:{free_port()}/memories"
     service = open_service(url)
     try:
-        for call in (lambda: service.save_memories([{"content": "Billing runs nightly."}]),
-                     lambda: service.recall_memories("billing"),
-                     lambda: service.list_memories()):
+        for call in (lambda: service.save([{"content": "Billing runs nightly."}]).to_dict(),
+                     lambda: service.recall("billing").to_dict(),
+                     lambda: service.list_page().to_dict()):
             message = expect(StoreUnavailableError, call)
             assert "127.0.0.1" in message and "refused" in message
             assert "pw-not-to-show" not in message and "Billing" not in message
@@ -96,7 +96,7 @@ def test_refused_login_is_store_unavailable(pg_url: str) -> None:
         for user in ("tc_no_login", "tc_no_such_role"):
             service = open_service(with_database(pg_url, database, user))
             try:
-                message = expect(StoreUnavailableError, lambda s=service: s.list_memories())
+                message = expect(StoreUnavailableError, lambda s=service: s.list_page().to_dict())
                 assert "authentication failed" in message, message
             finally:
                 service.close()
@@ -107,22 +107,22 @@ def test_refused_login_is_store_unavailable(pg_url: str) -> None:
 
 def test_read_only_server_recalls_without_counting_and_refuses_writes(pg_url: str) -> None:
     writer = open_service(pg_url)
-    saved = writer.save_memories([
+    saved = writer.save([
         {"content": "The billing job runs nightly at 02:00."},
         {"content": "Deploys happen on Tuesdays."},
-    ], session_id="work")["saved"]
+    ], session_id="work").to_dict()["saved"]
     writer.close()
 
     service = open_service(read_only(pg_url))  # e.g. a standby: every transaction read-only
     try:
-        result = service.recall_memories("billing job", session_id="work")
+        result = service.recall("billing job", session_id="work").to_dict()
         assert result["memories"][0]["id"] == saved[0]["id"]
         assert "read-only" in result["notice"] and "not updated" in result["notice"]
-        assert service.list_memories(session_id="work")["total_count"] == 2
-        assert service.get_memory(saved[0]["id"])["recall_count"] == 0
-        for call in (lambda: service.save_memories([{"content": "Cannot be kept."}]),
-                     lambda: service.update_memory(saved[1]["id"], "Cannot change."),
-                     lambda: service.delete_memory(saved[1]["id"])):
+        assert service.list_page(session_id="work").to_dict()["total_count"] == 2
+        assert service.detail(saved[0]["id"]).to_dict()["recall_count"] == 0
+        for call in (lambda: service.save([{"content": "Cannot be kept."}]).to_dict(),
+                     lambda: service.update(saved[1]["id"], "Cannot change.").to_dict(),
+                     lambda: service.delete(saved[1]["id"]).to_dict()):
             message = expect(StoreReadOnlyError, call)
             assert "accepts only reads" in message
     finally:
@@ -138,6 +138,6 @@ def test_read_only_server_recalls_without_counting_and_refuses_writes(pg_url: st
 def test_read_only_server_that_needs_the_schema_is_store_read_only(pg_url: str) -> None:
     service = open_service(read_only(pg_url))  # a fresh database: the schema cannot be made
     try:
-        expect(StoreReadOnlyError, lambda: service.list_memories())
+        expect(StoreReadOnlyError, lambda: service.list_page().to_dict())
     finally:
         service.close()

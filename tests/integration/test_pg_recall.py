@@ -65,7 +65,7 @@ def stocked(store: Store, embedder) -> MemoryService:  # type: ignore[no-untyped
     memories = [{"content": text} for text in noise(300)]
     memories.insert(137, {"content": RARE})
     for start in range(0, len(memories), 64):
-        built.save_memories(memories[start:start + 64], session_id="ops")
+        built.save(memories[start:start + 64], session_id="ops")
     return built
 
 
@@ -86,13 +86,13 @@ def test_keyword_side_puts_the_rare_token_first(service: MemoryService) -> None:
 def test_fused_recall_finds_the_exact_rare_token(service: MemoryService, query: str) -> None:
     # 300 memories share "error" with the query and are close to it in meaning; the one
     # holding the exact code must still come first.
-    result = service.recall_memories(query, "ops", top_k=5)
+    result = service.recall(query, "ops", top_k=5).to_dict()
     assert result["memories"][0]["content"] == RARE
     assert result["memories"][0]["scores"]["bm25"] is not None
 
 
 def test_both_stores_agree_on_a_plain_question(service: MemoryService) -> None:
-    result = service.recall_memories("Why did the card issuer time out?", "ops", top_k=3)
+    result = service.recall("Why did the card issuer time out?", "ops", top_k=3).to_dict()
     assert result["memories"][0]["content"] == RARE
 
 

@@ -61,10 +61,10 @@ def test_quality_store_saves_and_recalls(tmp_path: Path) -> None:
     assert config.dense_query_prefix == "query: "
     service = build_service(config)
     try:
-        service.save_memories([{"content": "Melanie painted a sunrise over the lake last year."},
-                               {"content": "The deploy script needs the staging token."},
-                               {"content": "Caroline is moving to Boston in March."}], "s1")
-        found = service.recall_memories("when does Caroline move?", "s1")
+        service.save([{"content": "Melanie painted a sunrise over the lake last year."},
+                      {"content": "The deploy script needs the staging token."},
+                      {"content": "Caroline is moving to Boston in March."}], "s1")
+        found = service.recall("when does Caroline move?", "s1").to_dict()
         assert "Boston" in str(found["memories"][0]["content"])
     finally:
         service.close()

@@ -61,7 +61,7 @@ def make(tmp_path: Path, real_embedder: Any) -> Iterator[Callable[..., MemorySer
 
 
 def recall(service: MemoryService, query: str) -> list[dict[str, Any]]:
-    return list(service.recall_memories(query, "s", top_k=10, max_tokens=10**6)["memories"])
+    return list(service.recall(query, "s", top_k=10, max_tokens=10**6).to_dict()["memories"])
 
 
 def test_score_fusion_keeps_a_strong_keyword_match_first(make) -> None:  # type: ignore[no-untyped-def]
@@ -69,7 +69,7 @@ def test_score_fusion_keeps_a_strong_keyword_match_first(make) -> None:  # type:
     question = "Who has the spare keys for the office?"
     scored, ranked = make(**plain), make(recall_fusion="rrf", **plain)
     for service in (scored, ranked):
-        service.save_memories([{"content": c} for c in [KEYS, *KEY_DISTRACTORS]], "s")
+        service.save([{"content": c} for c in [KEYS, *KEY_DISTRACTORS]], "s")
     # The only memory with "spare", "office" and "keys" together is first by score fusion;
     # rank fusion averaged its keyword lead with a middling dense rank and put it second,
     # behind a memory that matches no rare word at all.
@@ -81,9 +81,9 @@ def test_score_fusion_keeps_a_strong_keyword_match_first(make) -> None:  # type:
 def test_stemming_matches_other_forms_of_a_word(make) -> None:  # type: ignore[no-untyped-def]
     service = make(save_context_minutes=0)  # the words of the memory alone
     painted = "Melanie painted a sunset over the lake last weekend."
-    service.save_memories([{"content": painted},
-                           {"content": "Melanie took her kids to the beach in July."},
-                           {"content": "Caroline is researching adoption agencies."}], "s")
+    service.save([{"content": painted},
+                  {"content": "Melanie took her kids to the beach in July."},
+                  {"content": "Caroline is researching adoption agencies."}], "s")
     [top, *_] = recall(service, "What paintings has Melanie made?")
     # "paintings" and "painted" share only their stem.
     assert top["content"] == painted and top["scores"]["bm25"] is not None
@@ -94,7 +94,7 @@ def test_stemming_matches_other_forms_of_a_word(make) -> None:  # type: ignore[n
 def test_keyword_context_finds_a_reply_by_what_it_answers(make) -> None:  # type: ignore[no-untyped-def]
     with_context, without = make(), make(save_context_minutes=0)
     for service in (with_context, without):
-        service.save_memories([{"content": c} for c in POTTERY], "s")
+        service.save([{"content": c} for c in POTTERY], "s")
     reply = POTTERY[1]  # names neither pottery nor the class
     hits = with_context.store.keyword_search([["pottery"], ["class"]], SCOPE, 10)
     assert [h.memory.content for h in hits][:2] == [POTTERY[0], reply]
@@ -108,7 +108,7 @@ def test_keyword_context_finds_a_reply_by_what_it_answers(make) -> None:  # type
 
 def test_dense_context_brings_a_reply_closer_to_its_question(make, real_embedder) -> None:  # type: ignore[no-untyped-def]
     service = make()
-    service.save_memories([{"content": c} for c in POTTERY], "s")
+    service.save([{"content": c} for c in POTTERY], "s")
     question = "What did Melanie make in pottery class?"
     reply = POTTERY[1]
     [hit] = [m for m in recall(service, question) if m["content"] == reply]
@@ -124,7 +124,7 @@ def test_late_interaction_lifts_the_memory_whose_words_answer_the_question(make)
              "Caroline says reading before bed helps her sleep."]
     on, off = make(), make(recall_late_interaction=False)
     for service in (on, off):
-        service.save_memories([{"content": f} for f in facts], "s")
+        service.save([{"content": f} for f in facts], "s")
     question = "What book does Caroline like most?"
     # Pooled vectors and BM25 prefer the memory about books in general; matching token by
     # token ("like most" ~ "favourite") puts the answer first.
@@ -144,7 +144,7 @@ HOLIDAY_FILLER = [
 
 def test_keyword_scale_is_what_the_question_asks_for_not_the_best_match(make) -> None:  # type: ignore[no-untyped-def]
     service = make(save_context_minutes=0)
-    service.save_memories([{"content": c} for c in HOLIDAY_FILLER], "s")
+    service.save([{"content": c} for c in HOLIDAY_FILLER], "s")
     question = "Is shipping code allowed during the holidays?"
     terms = recall_terms(question)
     ideal = service.store.keyword_ideal(terms)
@@ -154,7 +154,7 @@ def test_keyword_scale_is_what_the_question_asks_for_not_the_best_match(make) ->
     # first a perfect keyword match.
     assert {best.memory.content, second.memory.content} == set(HOLIDAY_FILLER[:2])
     assert best.score < ideal / 2
-    service.save_memories([{"content": "We ship code, review code and allow holidays."}], "s")
+    service.save([{"content": "We ship code, review code and allow holidays."}], "s")
     [full, *_] = service.store.keyword_search(terms, SCOPE, 10)
     assert full.memory.content.startswith("We ship code")
     assert full.score > service.store.keyword_ideal(terms) / 2
@@ -184,11 +184,11 @@ def test_spread_gives_a_slot_to_another_day_only_when_on(
             embedder=real_embedder, clock=clock, background=False)
         try:
             for text in sitting:
-                service.save_memories([{"content": text}], session_id="s")
+                service.save([{"content": text}], session_id="s")
                 clock.advance(30)
             clock.current += timedelta(days=3)
-            service.save_memories([{"content": later}], session_id="s")
-            result = service.recall_memories("family reunion lake cabin", "s", 10**6, 2)
+            service.save([{"content": later}], session_id="s")
+            result = service.recall("family reunion lake cabin", "s", 10**6, 2).to_dict()
             tops[weight] = [m["content"] for m in result["memories"]]
         finally:
             service.close()

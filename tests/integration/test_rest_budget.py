@@ -47,5 +47,5 @@ def test_the_rest_budget_counts_content_tokens_only() -> None:
         assert answer["total_tokens"] <= 3 * each and answer["truncated"]
         assert answer["profile"][0]["content"] == "Call the user Ada."
     # The Python API (and MCP) still count the prompt frame around each memory: 9 + 6.
-    python = service.recall_memories(max_tokens=3 * each)
+    python = service.recall(max_tokens=3 * each).to_dict()
     assert len(python["memories"]) == 1 and python["total_tokens"] == each + 6

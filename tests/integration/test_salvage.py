@@ -45,12 +45,12 @@ def _ids(rows: list[dict[str, Any]]) -> list[str]:
 def test_a_healthy_store_salvages_exactly_as_it_exports(tmp_path: Path) -> None:
     path = tmp_path / "m.db"
     service = open_service(path)
-    service.save_memories([{"content": fact(i)} for i in range(40)], "a")
-    service.save_memories([{"content": "A long note. " * 900}], "b")  # overflow pages
-    service.save_memories([{"content": "The user likes tea.", "kind": "profile"}])
-    ref = service.list_memories(search="Fact #0003#")["memories"][0]["ref"]
-    service.update_memory(ref, "Fact three, corrected.")
-    service.recall_memories("word5 word12", "a")
+    service.save([{"content": fact(i)} for i in range(40)], "a")
+    service.save([{"content": "A long note. " * 900}], "b")  # overflow pages
+    service.save([{"content": "The user likes tea.", "kind": "profile"}])
+    ref = service.list_page(search="Fact #0003#").to_dict()["memories"][0]["ref"]
+    service.update(ref, "Fact three, corrected.")
+    service.recall("word5 word12", "a")
     expected = {"": _export(service), "a": _export(service, session_id="a"),
                 "bare": _export(service, with_embeddings=False)}
     service.close()
@@ -89,10 +89,10 @@ def test_rows_of_deleted_memories_never_come_back(tmp_path: Path) -> None:
     only rows that an index still lists are written."""
     path = tmp_path / "m.db"
     service = open_service(path)
-    saved = service.save_memories([{"content": fact(i)} for i in range(300)], "s")["saved"]
+    saved = service.save([{"content": fact(i)} for i in range(300)], "s").to_dict()["saved"]
     ids = [m["id"] for m in saved]
     for memory_id in ids[100:200]:
-        service.delete_memory(memory_id)
+        service.delete(memory_id)
     service.close()
     left = path.read_bytes()
     assert sum(i.encode() in left for i in ids[100:200]) > 50  # their rows are still there
@@ -122,8 +122,8 @@ def test_an_overwritten_header_is_not_the_end(tmp_path: Path) -> None:
 def test_a_broken_overflow_chain_loses_that_memory_only(tmp_path: Path) -> None:
     path = tmp_path / "m.db"
     service = open_service(path)
-    service.save_memories([{"content": "short one"}, {"content": "Long " + "x" * 9000},
-                           {"content": "short two"}])
+    service.save([{"content": "short one"}, {"content": "Long " + "x" * 9000},
+                  {"content": "short two"}])
     service.close()
     data = path.read_bytes()
     size = 4096
@@ -139,10 +139,10 @@ def test_a_broken_overflow_chain_loses_that_memory_only(tmp_path: Path) -> None:
 def test_a_lost_middle_version_is_bridged_so_the_newest_stays_live(tmp_path: Path) -> None:
     path = tmp_path / "m.db"
     service = open_service(path)
-    first = service.save_memories([{"content": "Deploys happen on Monday."}] + [
-        {"content": fact(i)} for i in range(30)], "s")["saved"][0]
-    middle = service.update_memory(first["ref"], "Deploys happen on Tuesday. " + "pad " * 800)
-    newest = service.update_memory(middle["ref"], "Deploys happen on Friday.")
+    first = service.save([{"content": "Deploys happen on Monday."}] + [
+        {"content": fact(i)} for i in range(30)], "s").to_dict()["saved"][0]
+    middle = service.update(first["ref"], "Deploys happen on Tuesday. " + "pad " * 800).to_dict()
+    newest = service.update(middle["ref"], "Deploys happen on Friday.").to_dict()
     service.close()
     number, page = leaf_holding(path, "Deploys happen on Tuesday.")
     assert b"Deploys happen on Friday." not in page and b"on Monday." not in page
@@ -156,7 +156,7 @@ def test_a_lost_middle_version_is_bridged_so_the_newest_stays_live(tmp_path: Pat
     try:
         report_in = import_jsonl(target, [json.dumps(r) for r in rows])
         assert report_in.imported == len(rows)
-        live = target.list_memories(search="Deploys")["memories"]
+        live = target.list_page(search="Deploys").to_dict()["memories"]
         assert [m["content"] for m in live] == ["Deploys happen on Friday."]
     finally:
         target.close()
@@ -165,7 +165,7 @@ def test_a_lost_middle_version_is_bridged_so_the_newest_stays_live(tmp_path: Pat
 def test_commits_still_in_the_write_ahead_log_are_read(tmp_path: Path) -> None:
     path, copy = tmp_path / "m.db", tmp_path / "copy" / "m.db"
     service = open_service(path)
-    saved = service.save_memories([{"content": fact(i)} for i in range(50)], "s")["saved"]
+    saved = service.save([{"content": fact(i)} for i in range(50)], "s").to_dict()["saved"]
     copy.parent.mkdir()
     shutil.copy(path, copy)  # copied while open: the log is not merged into the file yet
     shutil.copy(f"{path}-wal", f"{copy}-wal")

@@ -106,7 +106,7 @@ def test_mcp_save_update_recall_hold_the_placeholder(tmp_path: Path) -> None:
 def _export_with_a_secret(tmp_path: Path) -> list[str]:
     """An export of an older store that kept a secret, with the vector made from it."""
     old = _service(tmp_path / "old.db", redact_secrets=False)
-    old.save_memories([{"content": SAVED}, {"content": "Deploys happen on Fridays."}])
+    old.save([{"content": SAVED}, {"content": "Deploys happen on Fridays."}])
     out = io.StringIO()
     export_jsonl(old.store, out)
     old.close()

@@ -23,13 +23,13 @@ def _worker(path: str, worker: int, errors: multiprocessing.Queue) -> None:  # t
             background=False,
         )
         for i in range(SAVES_PER_WORKER):
-            service.save_memories(
+            service.save(
                 [{"content": f"worker {worker} wrote fact {i} with code W{worker}X{i}"}],
                 session_id=f"w{worker}",
             )
-            service.recall_memories(f"fact {i} code", top_k=5)
+            service.recall(f"fact {i} code", top_k=5)
             if i % 10 == 0:
-                service.list_memories(limit=5)
+                service.list_page(limit=5)
         service.close()
     except Exception as exc:  # noqa: BLE001 - reported to the parent
         errors.put(f"{type(exc).__name__}: {exc}")

@@ -28,7 +28,7 @@ def _mode(path: Path) -> int:
 
 def test_database_created_lazily_and_owner_only(sqlite_service, db_path: Path) -> None:
     assert not db_path.exists() and not db_path.parent.exists()
-    sqlite_service.save_memories([{"content": "The deploy key lives in the vault."}])
+    sqlite_service.save([{"content": "The deploy key lives in the vault."}])
     assert _mode(db_path.parent) == 0o700
     for suffix in ("", "-wal", "-shm"):
         companion = Path(f"{db_path}{suffix}")
@@ -82,11 +82,11 @@ def test_older_schema_is_upgraded_in_place_and_backfilled(db_path: Path) -> None
         TinyContextConfig(memory_db_path=str(db_path)), store=SqliteStore(db_path),
         embedder=HashEmbedder(), tokenizer=WordTokenizer(), clock=FixedClock(), background=False,
     )
-    first = service.recall_memories("backups sunday", session_id="ops")
+    first = service.recall("backups sunday", session_id="ops").to_dict()
     assert [m["ref"] for m in first["memories"]][:1] == ["222222222222"]
     assert "Re-embedding" in first["notice"]
     assert service.reindexer.run_until_done() == 2
-    after = service.recall_memories("backups rotate every sunday night", session_id="ops")
+    after = service.recall("backups rotate every sunday night", session_id="ops").to_dict()
     assert "notice" not in after
     top = after["memories"][0]
     assert top["ref"] == "222222222222" and top["scores"]["dense"] is not None
@@ -105,7 +105,7 @@ def test_reindex_survives_restart(db_path: Path) -> None:
         )
 
     old = service_with("model-a")
-    old.save_memories([{"content": f"fact number {i} about topic {i * 7}"} for i in range(10)])
+    old.save([{"content": f"fact number {i} about topic {i * 7}"} for i in range(10)])
     old.close()
     first = service_with("model-b")
     first.reindexer.ensure_started()
@@ -140,16 +140,16 @@ def test_background_reindex_does_not_block_recall(db_path: Path) -> None:
         embedder=HashEmbedder(key="old"), tokenizer=WordTokenizer(), clock=FixedClock(),
         background=False,
     )
-    seed.save_memories([{"content": f"note {i} on the roadmap"} for i in range(5)])
+    seed.save([{"content": f"note {i} on the roadmap"} for i in range(5)])
     seed.close()
     slow = SlowEmbedder(key="new")
     service = build_service(
         TinyContextConfig(memory_db_path=str(db_path)), store=SqliteStore(db_path),
         embedder=slow, tokenizer=WordTokenizer(), clock=FixedClock(),
     )
-    result = service.recall_memories("roadmap note")  # answers while the worker is stuck
+    result = service.recall("roadmap note").to_dict()  # answers while the worker is stuck
     assert result["memories"] and "0 of 5 done" in result["notice"]
-    saved = service.save_memories([{"content": "A fresh fact during re-embedding."}])
+    saved = service.save([{"content": "A fresh fact during re-embedding."}]).to_dict()
     assert saved["saved"]
     slow.gate.set()
     service.reindexer.stop()
@@ -164,7 +164,7 @@ def test_sqlite_vec_is_the_ranking_path(tmp_path: Path, monkeypatch) -> None:  #
         embedder=embedder, tokenizer=WordTokenizer(), clock=FixedClock(), background=False,
     )
     texts = [f"alpha beta {w} gamma {i}" for i, w in enumerate(["red", "green", "blue", "cyan"])]
-    service.save_memories([{"content": t} for t in texts])
+    service.save([{"content": t} for t in texts])
     facts = store.diagnostics()
     assert facts["sqlite_vec_version"].startswith("v") and facts["fts5"]
     query = embedder.embed(["alpha green gamma"])[0]
@@ -213,14 +213,14 @@ def test_connections_are_bounded_per_store(sqlite_service, db_path: Path) -> Non
 
     from tinycontext.adapters.sqlite.connection import MAX_CONNECTIONS
 
-    sqlite_service.save_memories([{"content": f"fact {i} about item {i}"} for i in range(20)])
+    sqlite_service.save([{"content": f"fact {i} about item {i}"} for i in range(20)])
     errors: list[Exception] = []
 
     def work() -> None:
         try:
             for i in range(10):
-                sqlite_service.recall_memories(f"item {i}", top_k=3)
-                sqlite_service.list_memories(limit=5)
+                sqlite_service.recall(f"item {i}", top_k=3)
+                sqlite_service.list_page(limit=5)
         except Exception as exc:  # noqa: BLE001 - collected for the assertion
             errors.append(exc)
 

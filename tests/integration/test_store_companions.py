@@ -39,10 +39,10 @@ if sys.argv[2] == "doctor":
 service = open_service(path)
 try:
     if sys.argv[2] == "read":
-        print(json.dumps({"ok": service.list_memories()["total_count"]}))
+        print(json.dumps({"ok": service.list_page().total_count}))
     else:
-        saved = service.save_memories([{"content": "The store is writable again."}])
-        print(json.dumps({"ok": len(saved["saved"])}))
+        saved = service.save([{"content": "The store is writable again."}])
+        print(json.dumps({"ok": len(saved.saved)}))
 except TinyContextError as exc:
     print(json.dumps({"code": exc.code, "message": exc.message}))
 finally:

@@ -54,7 +54,7 @@ def filled(tmp_path: Path) -> Path:
     """A closed store file holding FACTS in session `work` (WAL merged into the file)."""
     path = tmp_path / "store" / "memories.db"
     service = open_service(path)
-    service.save_memories([{"content": fact} for fact in FACTS], session_id="work")
+    service.save([{"content": fact} for fact in FACTS], session_id="work")
     service.close()
     assert not Path(f"{path}-wal").exists() or Path(f"{path}-wal").stat().st_size == 0
     return path
@@ -120,10 +120,10 @@ def test_overwritten_header_is_store_corrupt_everywhere(filled: Path, service_of
         f.write(b"\x00not sqlite any more" * 5)
     service = service_of()
     for call in (
-        lambda: service.recall_memories("billing job", session_id="work"),
-        lambda: service.list_memories(),
-        lambda: service.get_memory("0" * 12),
-        lambda: service.save_memories([{"content": "A new fact."}]),
+        lambda: service.recall("billing job", session_id="work").to_dict(),
+        lambda: service.list_page().to_dict(),
+        lambda: service.detail("0" * 12).to_dict(),
+        lambda: service.save([{"content": "A new fact."}]).to_dict(),
     ):
         error = expect(StoreCorruptError, call, filled)
         assert "tinycontext doctor" in error.message and "tinycontext repair" in error.message
@@ -143,7 +143,7 @@ def test_truncated_file_is_store_corrupt(filled: Path, service_of: Any) -> None:
     with filled.open("r+b") as f:
         f.truncate(size // 3)
     service = service_of()
-    expect(StoreCorruptError, lambda: service.list_memories(limit=200, offset=100), filled)
+    expect(StoreCorruptError, lambda: service.list_page(limit=200, offset=100).to_dict(), filled)
     [response] = rest(service_of(), [("GET", "/list_memories", {})])
     coded(response, 500, "store_corrupt")
 
@@ -165,16 +165,16 @@ def _damage_a_page(path: Path) -> None:
 
 def test_after_a_damaged_page_is_read_saves_are_refused(filled: Path, service_of: Any) -> None:
     before = service_of()
-    newest = before.list_memories(limit=1)["memories"][0]["id"]  # on an undamaged page
+    newest = before.list_page(limit=1).to_dict()["memories"][0]["id"]  # on an undamaged page
     before.close()
     _damage_a_page(filled)
     service = service_of()
-    expect(StoreCorruptError, lambda: service.list_memories(sort="stale"), filled)
+    expect(StoreCorruptError, lambda: service.list_page(sort="stale").to_dict(), filled)
     # The damaged page is not on the insert path: without the refusal this save went in.
     expect(StoreCorruptError,
-           lambda: service.save_memories([{"content": "Written into a broken file."}]), filled)
-    assert service.get_memory(newest)["id"] == newest  # what still reads, reads
-    expect(StoreCorruptError, lambda: service.delete_memory(newest), filled)
+           lambda: service.save([{"content": "Written into a broken file."}]).to_dict(), filled)
+    assert service.detail(newest).to_dict()["id"] == newest  # what still reads, reads
+    expect(StoreCorruptError, lambda: service.delete(newest).to_dict(), filled)
     service.close()
     fresh = service_of()  # another process would meet the damage on its first full read
     responses = rest(fresh, [
@@ -207,10 +207,10 @@ def test_full_disk_is_store_full_and_writes_nothing(
     filled: Path, service_of: Any, full_disk: None
 ) -> None:
     service = service_of()
-    error = expect(StoreFullError, lambda: service.save_memories(BIG, session_id="work"), filled)
+    error = expect(StoreFullError, lambda: service.save(BIG, session_id="work").to_dict(), filled)
     assert "Free disk space" in error.message
-    assert service.list_memories(session_id="work")["total_count"] == len(FACTS)
-    assert service.recall_memories("billing job", session_id="work")["memories"]  # reads work
+    assert service.list_page(session_id="work").to_dict()["total_count"] == len(FACTS)
+    assert service.recall("billing job", session_id="work").to_dict()["memories"]  # reads work
     service.close()
     [response, listed] = rest(service_of(), [
         ("POST", "/save_memories", {"memories": BIG, "session_id": "work"}),
@@ -235,11 +235,11 @@ def test_writer_locked_out_beyond_the_timeout(
     try:
         service = service_of()
         error = expect(StoreUnavailableError,
-                       lambda: service.save_memories([{"content": "Waits for the lock."}]),
+                       lambda: service.save([{"content": "Waits for the lock."}]).to_dict(),
                        filled)
         assert "locked by another process" in error.message
         # Reading is not blocked in WAL mode; only the recall counts wait, and are skipped.
-        result = service.recall_memories("billing job", session_id="work")
+        result = service.recall("billing job", session_id="work").to_dict()
         assert result["memories"] and "store_unavailable" in result["notice"]
         [response] = rest(service_of(), [
             ("POST", "/save_memories", {"memories": [{"content": "Waits for the lock."}]}),
@@ -261,7 +261,7 @@ def test_reader_locked_out_beyond_the_timeout(
     try:
         service = service_of()
         expect(StoreUnavailableError,
-               lambda: service.recall_memories("billing job", session_id="work"), filled)
+               lambda: service.recall("billing job", session_id="work").to_dict(), filled)
         [response] = rest(service_of(), [("POST", "/recall_memories", {"query": "billing"})])
         coded(response, 503, "store_unavailable")
     finally:
@@ -274,7 +274,7 @@ def test_folder_that_cannot_exist_is_store_unavailable(tmp_path: Path, service_o
     blocker.write_text("a file where the store's folder should be")
     path = blocker / "memories.db"
     service = service_of(path)
-    error = expect(StoreUnavailableError, lambda: service.list_memories(), path)
+    error = expect(StoreUnavailableError, lambda: service.list_page().to_dict(), path)
     assert "cannot be opened" in error.message
     [response] = rest(service_of(path), [("POST", "/save_memories",
                                           {"memories": [{"content": "Nowhere to go."}]})])
@@ -287,7 +287,7 @@ from tests.integration.test_store_failures import open_service
 from tinycontext.domain.errors import TinyContextError
 service = open_service(__import__("pathlib").Path(sys.argv[1]))
 try:
-    service.list_memories()
+    service.list_page()
     print(json.dumps({"code": None}))
 except TinyContextError as exc:
     print(json.dumps({"code": exc.code, "message": exc.message}))

@@ -89,11 +89,11 @@ def backup(tmp_path: Path) -> Path:
         embedder=HashEmbedder(), tokenizer=WordTokenizer(), clock=FixedClock(),
         background=False,
     )
-    service.save_memories([
+    service.save([
         {"content": "The billing job runs nightly at 02:00."},
         {"content": "Deploys happen on Tuesdays after the billing job."},
     ], session_id="work")
-    service.save_memories([{"content": "Call the user Ada.", "kind": "profile"}])
+    service.save([{"content": "Call the user Ada.", "kind": "profile"}])
     service.close()
     return store
 
@@ -145,8 +145,8 @@ from tests.integration.read_only_child import open_service
 from tinycontext.domain.errors import TinyContextError
 service = open_service(Path(sys.argv[1]))
 out = {}
-for name, call in (("recall", lambda: service.recall_memories("anything")),
-                   ("save", lambda: service.save_memories([{"content": "Kept?"}]))):
+for name, call in (("recall", lambda: service.recall("anything")),
+                   ("save", lambda: service.save([{"content": "Kept?"}]))):
     try:
         call()
         out[name] = "ok"

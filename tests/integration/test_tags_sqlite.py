@@ -48,10 +48,10 @@ def _as_previous_schema(path: Path) -> None:
 def test_a_store_of_the_previous_schema_is_upgraded_in_place(db_path: Path) -> None:
     clock = FixedClock()
     old = _service(db_path, clock)
-    first = old.save_memories([{"content": "the office is in berlin"},
-                               {"content": "standup is at nine"}])["saved"]
+    first = old.save([{"content": "the office is in berlin"},
+                      {"content": "standup is at nine"}]).to_dict()["saved"]
     clock.advance(86400)
-    newer = old.update_memory(first[0]["ref"], "the office is in paris")
+    newer = old.update(first[0]["ref"], "the office is in paris").to_dict()
     old.close()
     _as_previous_schema(db_path)
     conn = sqlite_driver.sqlite_module().connect(str(db_path))
@@ -61,18 +61,18 @@ def test_a_store_of_the_previous_schema_is_upgraded_in_place(db_path: Path) -> N
 
     service = _service(db_path, clock)
     # The supersede time comes back from the successor's creation: "as of" works at once.
-    replaced = service.get_memory(first[0]["ref"])
+    replaced = service.detail(first[0]["ref"]).to_dict()
     assert replaced["superseded_at"] == newer["created_at"]
-    then = service.recall_memories("where is the office", as_of="2026-07-31T12:00:00Z")
+    then = service.recall("where is the office", as_of="2026-07-31T12:00:00Z").to_dict()
     assert [m["ref"] for m in then["memories"]][0] == first[0]["ref"]
     # Its vector was put back for "as of" (under the model's negative id).
     assert then["memories"][0]["scores"]["dense"] is not None
-    now = service.recall_memories("where is the office")
+    now = service.recall("where is the office").to_dict()
     assert [m["ref"] for m in now["memories"]][0] == newer["ref"]
     # Old memories have no tags; new and updated ones take them.
-    assert service.get_memory(first[1]["ref"])["tags"] == []
-    tagged = service.update_memory(first[1]["ref"], None, tags=["team"])
-    assert [m["ref"] for m in service.list_memories(tags=["team"])["memories"]] \
+    assert service.detail(first[1]["ref"]).to_dict()["tags"] == []
+    tagged = service.update(first[1]["ref"], None, tags=["team"]).to_dict()
+    assert [m["ref"] for m in service.list_page(tags=["team"]).to_dict()["memories"]] \
         == [tagged["ref"]]
     conn = sqlite_driver.sqlite_module().connect(str(db_path))
     assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION

@@ -64,8 +64,8 @@ def test_tags_count_in_the_recall_budget(service: MemoryService) -> None:
     from tinycontext.app.rendering import MEMORY_FRAME, PROMPT_FRAMING, tags_attribute
 
     tags = tuple(f"topic-{i}" for i in range(16))
-    service.save_memories([{"content": "alpha beta gamma", "tags": list(tags)},
-                           {"content": "alpha beta delta"}])
+    service.save([{"content": "alpha beta gamma", "tags": list(tags)},
+                  {"content": "alpha beta delta"}])
     frame = service.tokenizer.count(MEMORY_FRAME)
     shown = service.tokenizer.count(tags_attribute(tags))
     tagged = service.recall("alpha", top_k=1, tags=["topic-0"], framing=PROMPT_FRAMING)
@@ -123,8 +123,8 @@ def test_export_import_keeps_tags_and_old_files_import(service: MemoryService,
                                                       tmp_path: Path) -> None:
     from tinycontext.domain.records import record
 
-    service.save_memories([{"content": "Billing runs on PostgreSQL.", "tags": ["billing"],
-                            "metadata": {"owner": "ana"}}])
+    service.save([{"content": "Billing runs on PostgreSQL.", "tags": ["billing"],
+                   "metadata": {"owner": "ana"}}])
     lines = [json.dumps(record(m, v)) for m, v in service.export_records()]
     assert json.loads(lines[0])["tags"] == ["billing"]
     old: dict[str, Any] = json.loads(lines[0])
@@ -133,7 +133,7 @@ def test_export_import_keeps_tags_and_old_files_import(service: MemoryService,
     other = _service(tmp_path / "other.db")
     report = other.import_jsonl([*lines, json.dumps(old)])
     assert report.imported == 2
-    got = other.list_memories(tags=["billing"])["memories"]
+    got = other.list_page(tags=["billing"]).to_dict()["memories"]
     assert len(got) == 1 and got[0]["metadata"] == {"owner": "ana"}
-    assert other.get_memory("111111111111")["tags"] == []
+    assert other.detail("111111111111").to_dict()["tags"] == []
     other.close()

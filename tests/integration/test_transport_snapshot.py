@@ -113,17 +113,17 @@ def _python_and_views() -> list[Any]:
     def keep(name: str, value: Any) -> None:
         out.append([name, json.dumps(value, ensure_ascii=False)])
 
-    keep("recall_empty", service.recall_memories())
-    keep("save", service.save_memories(
+    keep("recall_empty", service.recall().to_dict())
+    keep("save", service.save(
         [{"content": f} for f in FACTS] + [{"content": FACTS[2]},
-                                          {"content": "Call me Ada.", "kind": "profile"}],
-        session_id="s1"))
-    keep("recall", service.recall_memories("database port", max_tokens=20))
-    keep("recent", service.recall_memories(session_id="s1", top_k=2))
-    keep("list", service.list_memories(limit=3, sort="stale"))
-    keep("update", service.update_memory("000000020000", "Deploys happen on Wednesdays."))
-    keep("get", service.get_memory("000000020000"))
-    keep("delete", service.delete_memory("000000080000"))
+                                 {"content": "Call me Ada.", "kind": "profile"}],
+        session_id="s1").to_dict())
+    keep("recall", service.recall("database port", max_tokens=20).to_dict())
+    keep("recent", service.recall(session_id="s1", top_k=2).to_dict())
+    keep("list", service.list_page(limit=3, sort="stale").to_dict())
+    keep("update", service.update("000000020000", "Deploys happen on Wednesdays.").to_dict())
+    keep("get", service.detail("000000020000").to_dict())
+    keep("delete", service.delete("000000080000").to_dict())
     keep("view_memories", views.memories_view(service, page="1", page_size="2"))
     keep("view_detail", views.memory_detail_view(service, "000000030000"))
     keep("view_overview", views.overview_view(service))

@@ -23,12 +23,12 @@ HOSTILE = [
 def service(tmp_path):
     svc = fake_service(tmp_path)
     clock = svc.clock
-    svc.save_memories([{"content": "The project uses SQLite for local state."}], "work")
+    svc.save([{"content": "The project uses SQLite for local state."}], "work")
     clock.advance(86400 * 40)
-    svc.save_memories([{"content": "Deploys happen on Fridays after lunch."}], "work")
+    svc.save([{"content": "Deploys happen on Fridays after lunch."}], "work")
     clock.advance(60)
-    svc.save_memories([{"content": "The user likes green tea in the morning."}], "home")
-    svc.save_memories([{"content": "Call the user Sam.", "kind": "profile"}])
+    svc.save([{"content": "The user likes green tea in the morning."}], "home")
+    svc.save([{"content": "Call the user Sam.", "kind": "profile"}])
     return svc
 
 
@@ -38,7 +38,7 @@ def client(service):
 
 
 def _id(service, text):
-    return next(m["id"] for m in service.list_memories(search=text)["memories"])
+    return next(m["id"] for m in service.list_page(search=text).to_dict()["memories"])
 
 
 def test_overview_counts_chart_and_setup(client):
@@ -68,7 +68,7 @@ def test_memories_table_filters_and_sorts(client, service):
     assert "Call the user Sam." in profile and "SQLite" not in profile
     dated = client.get("/memories?since=2026-09-01&until=2026-09-30").text
     assert "Fridays" in dated and "SQLite" not in dated
-    service.recall_memories("green tea morning")
+    service.recall("green tea morning")
     recalled = client.get("/memories?sort=recalled").text
     assert recalled.index("green tea") < recalled.index("SQLite")
     stale = client.get("/memories?sort=stale").text
@@ -76,7 +76,7 @@ def test_memories_table_filters_and_sorts(client, service):
 
 
 def test_search_highlights_matches_escaped(client, service):
-    service.save_memories([{"content": "Tea <b>bold</b> & teapots"}])
+    service.save([{"content": "Tea <b>bold</b> & teapots"}])
     page = client.get("/memories?q=tea").text
     assert "<mark>tea</mark>" in page and "<mark>Tea</mark>" in page
     assert "<mark>teapots</mark>" in page  # each word is a prefix
@@ -87,8 +87,8 @@ def test_search_highlights_matches_escaped(client, service):
 
 
 def test_paging_keeps_the_filters(client, service):
-    service.save_memories([{"content": f"Note number {i} about paging"} for i in range(60)],
-                          "bulk")
+    service.save([{"content": f"Note number {i} about paging"} for i in range(60)],
+                 "bulk")
     first = client.get("/memories?session=bulk").text
     assert "page 1 of 2" in first and 'rel="next"' in first
     link = re.search(r'rel="next" href="([^"]+)"', first).group(1).replace("&amp;", "&")
@@ -99,7 +99,7 @@ def test_paging_keeps_the_filters(client, service):
 
 def test_superseded_filter_and_detail_chain(client, service):
     old = _id(service, "Fridays")
-    new = service.update_memory(old, "Deploys happen on Thursdays.")["id"]
+    new = service.update(old, "Deploys happen on Thursdays.").to_dict()["id"]
     live = client.get("/memories").text
     assert "Thursdays" in live and "Fridays" not in live
     history = client.get("/memories?show=superseded").text
@@ -118,7 +118,7 @@ def test_ask_shows_order_scores_budget_and_profile_without_counting(client, serv
     assert rows, "no fused scores shown"
     assert "Token budget of 20 reached" in page
     assert page.index("green tea") < page.index("Token budget of 20 reached")
-    assert all(m["recall_count"] == 0 for m in service.list_memories()["memories"])
+    assert all(m["recall_count"] == 0 for m in service.list_page().to_dict()["memories"])
 
 
 def test_ask_without_a_budget_cut_has_no_line(client):
@@ -134,7 +134,7 @@ def test_edit_supersedes_through_the_service(client, service):
     assert done.status_code == 303
     follow = client.get(done.headers["location"]).text
     assert "Saved as a new version" in follow and "black coffee" in follow
-    assert service.get_memory(mid)["superseded_by"] is not None
+    assert service.detail(mid).to_dict()["superseded_by"] is not None
     again = post_form(client, f"/memory/{mid}/edit", {"content": "x y", "csrf": token})
     assert again.status_code == 409 and "memory_already_superseded" in again.text
 
@@ -145,12 +145,12 @@ def test_blank_edit_is_a_readable_error_and_changes_nothing(client, service):
     bad = post_form(client, f"/memory/{mid}/edit", {"content": "  \u200b ", "csrf": token})
     assert bad.status_code == 400 and "empty_memory" in bad.text
     assert "Nothing was changed" in bad.text
-    assert service.get_memory(mid)["superseded_by"] is None
+    assert service.detail(mid).to_dict()["superseded_by"] is None
 
 
 def test_delete_confirmation_names_the_version_that_comes_back(client, service):
     old = _id(service, "Fridays")
-    new = service.update_memory(old, "Deploys happen on Thursdays.")["id"]
+    new = service.update(old, "Deploys happen on Thursdays.").to_dict()["id"]
     confirm = client.get(f"/memory/{new}/delete").text
     assert "live again" in confirm and "Fridays" in confirm
     token = csrf_of(confirm)
@@ -158,7 +158,7 @@ def test_delete_confirmation_names_the_version_that_comes_back(client, service):
     assert done.status_code == 303 and done.headers["location"] == "/memories?done=restored"
     shown = client.get(done.headers["location"]).text
     assert "older version it had replaced is live again" in shown
-    assert service.get_memory(old)["superseded_by"] is None
+    assert service.detail(old).to_dict()["superseded_by"] is None
     assert "Fridays" in client.get("/memories").text
 
 
@@ -185,7 +185,7 @@ def test_an_unexpected_failure_in_a_change_is_the_error_page(service, monkeypatc
         raise RuntimeError(f"failed on {leak}")
 
     mid = _id(service, "green tea")
-    monkeypatch.setattr(service, {"edit": "update_memory", "delete": "delete_memory"}[action],
+    monkeypatch.setattr(service, {"edit": "update", "delete": "delete"}[action],
                         boom)
     app = create_ui_app(service, token=TOKEN, hosts=None)
     client = TestClient(app, base_url="http://127.0.0.1", follow_redirects=False,
@@ -199,7 +199,7 @@ def test_an_unexpected_failure_in_a_change_is_the_error_page(service, monkeypatc
     assert "internal_error" in response.text and "That did not work" in response.text
     assert leak not in response.text and "Traceback" not in response.text
     assert "RuntimeError" not in response.text
-    assert service.get_memory(mid)["superseded_by"] is None
+    assert service.detail(mid).to_dict()["superseded_by"] is None
     # The log names the failure and where it happened, never what its message quoted.
     assert "RuntimeError" in caplog.text and "boom" in caplog.text
     assert leak not in caplog.text
@@ -219,8 +219,8 @@ def test_export_downloads_the_cli_json_lines(client, service):
 
 @pytest.mark.parametrize("content", HOSTILE)
 def test_hostile_content_is_shown_as_text(client, service, content):
-    service.save_memories([{"content": content}])
-    mid = service.list_memories(limit=1)["memories"][0]["id"]
+    service.save([{"content": content}])
+    mid = service.list_page(limit=1).to_dict()["memories"][0]["id"]
     for path in ("/", "/memories", "/memories?q=remember+image+link", f"/memory/{mid}",
                  f"/memory/{mid}/delete", "/ask?q=remember+image+link+text"):
         page = client.get(path).text
@@ -232,7 +232,7 @@ def test_hostile_content_is_shown_as_text(client, service, content):
 
 
 def test_sessions_listed_with_counts_and_offered_in_the_filters(client, service):
-    service.save_memories([{"content": "A note in an odd session."}], '"><b>odd</b>')
+    service.save([{"content": "A note in an odd session."}], '"><b>odd</b>')
     page = client.get("/").text
     assert re.search(r'session=work">work</a> <span class="muted">2</span>', page)
     assert "&#34;&gt;&lt;b&gt;odd&lt;/b&gt;" in page and "<b>odd</b>" not in page

@@ -27,7 +27,7 @@ class CountingStore:
 @pytest.fixture
 def service(tmp_path):
     svc = fake_service(tmp_path)
-    svc.save_memories([{"content": f"Note {i} about the garden"} for i in range(120)], "s")
+    svc.save([{"content": f"Note {i} about the garden"} for i in range(120)], "s")
     svc.core.store = CountingStore(svc.core.store)
     return svc
 

@@ -13,7 +13,7 @@ from tinycontext.config.allowed_hosts import allowed_hosts
 @pytest.fixture
 def service(tmp_path):
     svc = fake_service(tmp_path)
-    svc.save_memories([{"content": "The project uses SQLite for local state."}])
+    svc.save([{"content": "The project uses SQLite for local state."}])
     return svc
 
 
@@ -23,7 +23,7 @@ def app(service):
 
 
 def _memory_id(service):
-    return service.list_memories()["memories"][0]["id"]
+    return service.list_page().to_dict()["memories"][0]["id"]
 
 
 def test_every_page_needs_the_token(app, service):
@@ -86,11 +86,11 @@ def test_changes_need_same_origin_and_csrf(app, service):
     no_field = post_form(client, f"/memory/{mid}/delete", {})
     assert no_field.status_code == 400
     # Nothing changed by any refused request.
-    assert service.get_memory(mid)["superseded_by"] is None
-    assert service.list_memories()["total_count"] == 1
+    assert service.detail(mid).to_dict()["superseded_by"] is None
+    assert service.list_page().to_dict()["total_count"] == 1
     ok = post_form(client, f"/memory/{mid}/edit", fields)
     assert ok.status_code == 303
-    assert service.get_memory(mid)["superseded_by"] is not None
+    assert service.detail(mid).to_dict()["superseded_by"] is not None
 
 
 def test_referer_counts_as_origin(app, service):
@@ -101,7 +101,7 @@ def test_referer_counts_as_origin(app, service):
                            headers={"content-type": "application/x-www-form-urlencoded",
                                     "referer": f"{BASE}/memory/{mid}/delete"})
     assert response.status_code == 303
-    assert service.list_memories()["total_count"] == 0
+    assert service.list_page().to_dict()["total_count"] == 0
 
 
 def test_hosted_pages_sit_behind_the_tenancy_gate(tmp_path):
@@ -114,8 +114,8 @@ def test_hosted_pages_sit_behind_the_tenancy_gate(tmp_path):
     from tinycontext.rest import create_app
 
     stores = {"ann": fake_service(tmp_path / "a"), "bob": fake_service(tmp_path / "b")}
-    stores["ann"].save_memories([{"content": "Ann's secret garden plan."}])
-    stores["bob"].save_memories([{"content": "Bob likes trains."}])
+    stores["ann"].save([{"content": "Ann's secret garden plan."}])
+    stores["bob"].save([{"content": "Bob likes trains."}])
 
     def current():
         return stores[current_scope().caller.user_id]

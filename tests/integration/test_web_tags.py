@@ -12,10 +12,10 @@ from tinycontext.adapters.web.app import create_ui_app
 @pytest.fixture
 def service(tmp_path):
     svc = fake_service(tmp_path)
-    svc.save_memories([{"content": "Billing runs on PostgreSQL.", "tags": ["billing", "db"],
-                        "metadata": {"owner": "ana"}}])
+    svc.save([{"content": "Billing runs on PostgreSQL.", "tags": ["billing", "db"],
+               "metadata": {"owner": "ana"}}])
     svc.clock.advance(86400 * 10)
-    svc.save_memories([{"content": "Lunch is at noon.", "tags": ["office"]}])
+    svc.save([{"content": "Lunch is at noon.", "tags": ["office"]}])
     return svc
 
 
@@ -25,7 +25,7 @@ def client(service):
 
 
 def _id(service, text):
-    return next(m["id"] for m in service.list_memories(search=text)["memories"])
+    return next(m["id"] for m in service.list_page(search=text).to_dict()["memories"])
 
 
 def test_tag_chips_filter_the_table(client):
@@ -47,18 +47,18 @@ def test_detail_shows_tags_and_metadata_and_edits_tags(client, service):
     done = post_form(client, f"/memory/{mid}/edit", {
         "content": "Billing runs on PostgreSQL.", "tags": "billing, decision", "csrf": token})
     assert done.status_code == 303
-    new = service.get_memory(done.headers["location"].split("/memory/")[1].split("?")[0])
+    new = service.detail(done.headers["location"].split("/memory/")[1].split("?")[0]).to_dict()
     assert new["tags"] == ["billing", "decision"] and new["metadata"] == {"owner": "ana"}
     bad = post_form(client, f"/memory/{new['id']}/edit",
                     {"content": "x", "tags": "no!", "csrf": token})
-    assert bad.status_code == 400 and service.get_memory(new["id"])["superseded_by"] is None
+    assert bad.status_code == 400 and service.detail(new["id"]).to_dict()["superseded_by"] is None
 
 
 def test_as_of_views(client, service):
     mid = _id(service, "Billing")
     service.clock.advance(86400 * 30)
-    newer = service.update_memory(mid, "Billing runs on MySQL.")
-    start = service.get_memory(mid)["created_at"][:10]
+    newer = service.update(mid, "Billing runs on MySQL.").to_dict()
+    start = service.detail(mid).to_dict()["created_at"][:10]
     then = client.get(f"/memory/{newer['id']}?as_of={start}").text
     assert "As of " + start in then and "PostgreSQL" in then.split("Versions")[0]
     table = client.get(f"/memories?as_of={start}").text

@@ -42,6 +42,6 @@ def save(service: MemoryService, *contents: str, session_id: str | None = None,
     """Save each content (one call each, so dedup across items does not interfere)."""
     out = []
     for content in contents:
-        out += service.save_memories([{"content": content, "kind": kind}],
-                                     session_id=session_id)["saved"]
+        out += service.save([{"content": content, "kind": kind}],
+                            session_id=session_id).to_dict()["saved"]
     return out

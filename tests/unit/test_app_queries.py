@@ -68,5 +68,5 @@ def test_export_records_and_import_go_through_the_service() -> None:
     target = _service()
     report = target.import_jsonl(out.getvalue().splitlines())
     assert (report.imported, report.already_present) == (5, 0)
-    assert target.get_memory("000000010000")["superseded_by"] == "000000050000"
-    assert target.list_memories() == {**source.list_memories()}
+    assert target.detail("000000010000").to_dict()["superseded_by"] == "000000050000"
+    assert target.list_page().to_dict() == {**source.list_page().to_dict()}

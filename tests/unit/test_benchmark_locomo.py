@@ -86,7 +86,7 @@ def test_a_turn_skipped_as_duplicate_credits_the_memory_it_duplicates(tmp_path: 
     covers = saved["covers"]
     assert len(covers) == 3
     assert {"D1:1", "D1:3"} in covers.values()
-    answer = service.recall_memories("puppy Taco", conv.sample_id, 10**9, 1)
+    answer = service.recall("puppy Taco", conv.sample_id, 10**9, 1).to_dict()
     ranked = [sorted(covers[m["id"]]) for m in answer["memories"]]
     assert recall_at_k(ranked, conv.qas[0].evidence, 1) == 1.0
 
@@ -113,7 +113,7 @@ def test_the_plain_shape_is_the_text_alone_dated_by_the_session(tmp_path: Path) 
     from benchmarks._common import Progress
 
     saved = ingest(service, conv, Progress("test", quiet=True), False, clock)
-    dated = {turn: m["created_at"] for m in service.list_memories(
-        session_id=conv.sample_id)["memories"] for turn in saved["covers"][m["id"]]}
+    dated = {turn: m["created_at"] for m in service.list_page(
+        session_id=conv.sample_id).to_dict()["memories"] for turn in saved["covers"][m["id"]]}
     assert dated["D1:1"].startswith("2023-05-08T13:56")
     assert dated["D2:1"].startswith("2023-05-09T15:00")

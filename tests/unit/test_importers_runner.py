@@ -75,13 +75,13 @@ def test_times_order_sessions_and_tags_kept(svc: Any, tmp_path: Path) -> None:
     assert [m["created_at"] for m in stored] == ["2023-11-14T22:13:20Z", "2023-11-14T22:14:20Z",
                                                  "2023-11-14T22:15:20Z"]
     assert {m["session_id"] for m in stored} == {"imported"}
-    recent = svc.recall_memories(session_id="imported")["memories"]
+    recent = svc.recall(session_id="imported").to_dict()["memories"]
     assert recent[0]["content"] == "Gamma moved to Oslo."
-    detail = svc.get_memory(stored[0]["id"])
+    detail = svc.detail(stored[0]["id"]).to_dict()
     assert detail["tags"] == ["from-chatgpt", "2024"]
     assert detail["metadata"] == {"imported_from": "chatgpt", "role": "user",
                                   "conversation": "c-1"}
-    tagged = svc.list_memories(tags=["from-chatgpt"])
+    tagged = svc.list_page(tags=["from-chatgpt"]).to_dict()
     assert tagged["total_count"] == 3
 
 
@@ -176,7 +176,7 @@ def test_fuzzed_inputs_never_crash_or_half_write(make: Any, fmt: str, name: str,
             assert exc.code == "invalid_request" and str(path) in exc.message
             assert _all(svc) == before  # a malformed file stores nothing
         for memory in _all(svc):
-            svc.delete_memory(memory["id"])
+            svc.delete(memory["id"])
 
 
 def test_ten_megabyte_message_is_read_and_split(make: Any, tmp_path: Path) -> None:

@@ -25,12 +25,12 @@ def _service() -> MemoryService:
 @pytest.mark.parametrize("count", [True, False])
 def test_the_access_lever_does_not_change_what_is_counted(count: bool) -> None:
     service = _service()
-    service.save_memories([{"content": "Billing runs on PostgreSQL."},
-                           {"content": "Deploys happen on Tuesdays."}])
+    service.save([{"content": "Billing runs on PostgreSQL."},
+                  {"content": "Deploys happen on Tuesdays."}])
     # One memory recalled before, one never: the candidates' counts are 1 and 0.
-    service.recall_memories("billing PostgreSQL", top_k=1)
-    answer = service.recall_memories("billing deploys PostgreSQL Tuesdays", top_k=2,
-                                     max_tokens=10**6, count=count)
-    counts = {m["ref"]: service.get_memory(m["ref"])["recall_count"]
+    service.recall("billing PostgreSQL", top_k=1)
+    answer = service.recall("billing deploys PostgreSQL Tuesdays", top_k=2,
+                            max_tokens=10**6, count=count).to_dict()
+    counts = {m["ref"]: service.detail(m["ref"]).to_dict()["recall_count"]
               for m in answer["memories"]}
     assert counts == {"000000010000": 2 if count else 1, "000000020000": 1 if count else 0}

@@ -25,21 +25,21 @@ def build(make, access: float, first_id: str, second_id: str):
 
 
 def order(svc) -> list[str]:
-    return [m["content"] for m in svc.recall_memories(QUERY)["memories"]]
+    return [m["content"] for m in svc.recall(QUERY).to_dict()["memories"]]
 
 
 def test_tie_without_access_goes_to_the_closer_memory(make):
     svc = build(make, 0.0, LOW_ID, HIGH_ID)
-    result = svc.recall_memories(QUERY)["memories"]
+    result = svc.recall(QUERY).to_dict()["memories"]
     assert [m["content"] for m in result] == [LONG, SHORT]
     assert [m["scores"]["fused"] for m in result] == [round(123 / 124, 6)] * 2
 
 
 def test_more_recalled_memory_gets_the_access_boost(make):
     svc = build(make, 0.2, HIGH_ID, LOW_ID)  # SHORT gets the higher id: no help from the id
-    assert svc.get_memory(HIGH_ID)["content"] == SHORT
+    assert svc.detail(HIGH_ID).to_dict()["content"] == SHORT
     svc.store.mark_recalled([HIGH_ID], "2026-07-31T09:00:00Z")
-    result = svc.recall_memories(QUERY)["memories"]
+    result = svc.recall(QUERY).to_dict()["memories"]
     # SHORT: bm25 1, dense 2, access 1 -> 61/1.2*(0.5/61+0.5/62+0.2/61) = 0.99328
     assert [m["content"] for m in result] == [SHORT, LONG]
     expected = 61 / 1.2 * (0.5 / 62 + 0.5 / 61 + 0.2 / 61)

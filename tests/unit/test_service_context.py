@@ -27,7 +27,7 @@ class Counting(HashEmbedder):
 
 def save(svc, *contents: str, session_id: str | None = None) -> list[str]:
     """Saves the contents in one call; their ids."""
-    result = svc.save_memories([{"content": c} for c in contents], session_id=session_id)
+    result = svc.save([{"content": c} for c in contents], session_id=session_id).to_dict()
     return [entry["id"] for entry in result["saved"]]
 
 
@@ -62,9 +62,9 @@ def test_context_stays_inside_the_session_and_skips_profiles(svc, store):
     [other] = save(svc, REPLY, session_id="b")
     [nosession] = save(svc, "A fact saved without a session.")
     assert context_of(store, other) is None and context_of(store, nosession) is None
-    result = svc.save_memories([{"content": "Call me Caro.", "kind": "profile"},
-                                {"content": "Caroline takes the puppy to the bakery on Monday."}],
-                               session_id="b")
+    result = svc.save([{"content": "Call me Caro.", "kind": "profile"},
+                       {"content": "Caroline takes the puppy to the bakery on Monday."}],
+                      session_id="b").to_dict()
     profile, episodic = (e["id"] for e in result["saved"])
     assert context_of(store, profile) is None
     assert context_of(store, episodic) == REPLY  # the profile fact in between is skipped
@@ -72,7 +72,7 @@ def test_context_stays_inside_the_session_and_skips_profiles(svc, store):
 
 def test_recall_finds_a_reply_through_its_context_words(svc):
     save(svc, ADOPT, REPLY, "The office closes at six.", session_id="s")
-    found = [m for m in svc.recall_memories("Which shelter did she adopt from?", "s")["memories"]]
+    found = [m for m in svc.recall("Which shelter did she adopt from?", "s").to_dict()["memories"]]
     assert {m["content"] for m in found[:2]} == {ADOPT, REPLY}
     [reply] = [m for m in found if m["content"] == REPLY]
     assert reply["scores"]["bm25"] is not None  # "shelter" and "adopt" are only in its context
@@ -80,7 +80,7 @@ def test_recall_finds_a_reply_through_its_context_words(svc):
 
 def test_dedup_compares_own_vectors_not_mixed_ones(svc):
     save(svc, ADOPT, REPLY, session_id="s")
-    again = svc.save_memories([{"content": REPLY}], session_id="s")
+    again = svc.save([{"content": REPLY}], session_id="s").to_dict()
     [skipped] = again["skipped_duplicates"]
     assert skipped["similarity"] >= 0.979 and "saved" in again and again["saved"] == []
 
@@ -96,12 +96,12 @@ def test_switched_off_nothing_is_mixed(make, store):
 def test_deleting_the_context_memory_re_embeds_its_dependant_from_its_own_text(make, store):
     svc = make()
     first, second = save(svc, ADOPT, REPLY, session_id="s")
-    svc.delete_memory(first)
+    svc.delete(first)
     assert store.contexts([second]) == {}
     assert svc.reindexer.run_until_done() == 1
     [hit] = store.nearest(EMB.embed([REPLY])[0], svc.model_key, Scope("episodic", "s"), 1)
     assert hit.memory.id == second and abs(hit.score - 1.0) < 1e-6
-    [left] = svc.recall_memories("adopted from the shelter", "s")["memories"]
+    [left] = svc.recall("adopted from the shelter", "s").to_dict()["memories"]
     assert left["id"] == second and left["scores"]["bm25"] is None  # no context words left
 
 

@@ -12,7 +12,7 @@ TOP_KEYS = {"current_time", "mode", "memories", "total_tokens", "truncated", "ma
 
 
 def test_empty_store_is_an_empty_result(svc):
-    for result in (svc.recall_memories("anything"), svc.recall_memories()):
+    for result in (svc.recall("anything").to_dict(), svc.recall().to_dict()):
         assert set(result) == TOP_KEYS
         assert result["memories"] == [] and result["profile"] == []
         assert result["total_tokens"] == 0 and result["matched_count"] == 0
@@ -23,22 +23,22 @@ def test_empty_store_is_an_empty_result(svc):
 def test_unused_session_is_not_found(svc):
     save(svc, "The project uses SQLite.", session_id="used")
     with pytest.raises(SessionNotFoundError):
-        svc.recall_memories("sqlite", session_id="never")
+        svc.recall("sqlite", session_id="never")
     with pytest.raises(SessionNotFoundError):
-        svc.recall_memories(session_id="never")
+        svc.recall(session_id="never")
     with pytest.raises(SessionNotFoundError):
-        svc.list_memories(session_id="never")
-    assert svc.recall_memories("sqlite", session_id="used")["matched_count"] == 1
+        svc.list_page(session_id="never")
+    assert svc.recall("sqlite", session_id="used").to_dict()["matched_count"] == 1
 
 
 def test_sessions_scope_recall(svc, clock):
     save(svc, "alpha fact in a", session_id="a")
     save(svc, "alpha fact in b", session_id="b")
     save(svc, "alpha fact nowhere")
-    assert [m["content"] for m in svc.recall_memories("alpha", session_id="a")["memories"]] == [
+    assert [m["content"] for m in svc.recall("alpha", session_id="a").to_dict()["memories"]] == [
         "alpha fact in a"
     ]
-    assert svc.recall_memories("alpha")["matched_count"] == 3
+    assert svc.recall("alpha").to_dict()["matched_count"] == 3
 
 
 @pytest.mark.parametrize("query", [None, "", "   \n"])
@@ -47,7 +47,7 @@ def test_recent_mode(svc, clock, query):
         save(svc, f"fact number {i}")
         clock.advance(60)
     embed_calls = svc.embedder.calls
-    result = svc.recall_memories(query)
+    result = svc.recall(query).to_dict()
     assert result["mode"] == "recent"
     assert svc.embedder.calls == embed_calls  # no embedding call
     newest = [f"fact number {i}" for i in (6, 5, 4, 3, 2)]
@@ -57,15 +57,15 @@ def test_recent_mode(svc, clock, query):
         assert set(m) == {"rank", "content_tokens", "created_at", "id", "ref", "content"}
     assert result["matched_count"] == 5 and not result["truncated"]
     assert result["total_tokens"] == 5 * (3 + FRAME)
-    listed = svc.list_memories()["memories"]
+    listed = svc.list_page().to_dict()["memories"]
     assert all(m["recall_count"] == 0 and m["last_recalled_at"] is None for m in listed)
 
 
 def test_recent_mode_excludes_profile_and_superseded(svc, clock):
     save(svc, "Call the user Ann.", kind="profile")
     [old] = save(svc, "The deadline is Friday.")
-    svc.update_memory(old["id"], "The deadline is Monday.")
-    result = svc.recall_memories()
+    svc.update(old["id"], "The deadline is Monday.")
+    result = svc.recall().to_dict()
     assert [m["content"] for m in result["memories"]] == ["The deadline is Monday."]
     assert [p["content"] for p in result["profile"]] == ["Call the user Ann."]
 
@@ -74,12 +74,12 @@ def test_recent_top_k(svc, clock):
     for i in range(3):
         save(svc, f"fact number {i}")
         clock.advance(1)
-    assert len(svc.recall_memories(top_k=2)["memories"]) == 2
+    assert len(svc.recall(top_k=2).to_dict()["memories"]) == 2
 
 
 def test_semantic_mode_fields_and_exact_top_score(svc):
     [m] = save(svc, "alpha beta gamma delta")
-    result = svc.recall_memories("alpha beta gamma delta")
+    result = svc.recall("alpha beta gamma delta").to_dict()
     assert result["mode"] == "semantic"
     [hit] = result["memories"]
     assert set(hit) == {"rank", "relevance", "scores", "content_tokens", "created_at", "id",
@@ -95,17 +95,17 @@ def test_semantic_ranks_the_matching_memory_first_deterministically(svc, clock):
     for text in ("Lunch is at noon.", "The project stores state in SQLite.", "Cats sleep a lot."):
         save(svc, text)
         clock.advance(1)
-    first = svc.recall_memories("Where does the project store state? SQLite?")
+    first = svc.recall("Where does the project store state? SQLite?").to_dict()
     assert first["memories"][0]["content"] == "The project stores state in SQLite."
     order = [m["id"] for m in first["memories"]]
     for _ in range(3):
-        assert [m["id"] for m in svc.recall_memories("Where does the project store state? SQLite?")
+        assert [m["id"] for m in svc.recall("Where does the project store state? SQLite?").to_dict()
                 ["memories"]] == order
 
 
 def test_lone_unrelated_memory_is_low(svc):
     save(svc, "Lunch is at noon.")
-    [hit] = svc.recall_memories("quantum chromodynamics")["memories"]
+    [hit] = svc.recall("quantum chromodynamics").to_dict()["memories"]
     assert hit["rank"] == 1 and hit["relevance"] == "low"
     # The only candidate is its own best (relative score 1), but far in meaning: low.
     assert hit["scores"]["bm25"] is None and hit["scores"]["fused"] == 1.0
@@ -114,37 +114,37 @@ def test_lone_unrelated_memory_is_low(svc):
 def test_lone_unrelated_memory_under_rank_fusion_scores_half(make):
     svc = make(recall_fusion="rrf")
     save(svc, "Lunch is at noon.")
-    [hit] = svc.recall_memories("quantum chromodynamics")["memories"]
+    [hit] = svc.recall("quantum chromodynamics").to_dict()["memories"]
     assert hit["relevance"] == "low" and hit["scores"]["fused"] == 0.5
 
 
 def test_semantic_recall_counts_and_get_does_not(svc, clock):
     [m] = save(svc, "The project uses SQLite.")
-    assert svc.get_memory(m["id"])["recall_count"] == 0
+    assert svc.detail(m["id"]).to_dict()["recall_count"] == 0
     clock.advance(3600)
-    svc.recall_memories("sqlite")
-    svc.recall_memories("project sqlite")
-    got = svc.get_memory(m["id"])
+    svc.recall("sqlite")
+    svc.recall("project sqlite")
+    got = svc.detail(m["id"]).to_dict()
     assert got["recall_count"] == 2 and got["last_recalled_at"] == "2026-07-31T11:15:00Z"
-    assert svc.get_memory(m["id"])["recall_count"] == 2
+    assert svc.detail(m["id"]).to_dict()["recall_count"] == 2
 
 
 def test_token_budget_cut(svc, clock):
     for i in range(3):
         save(svc, f"alpha fact number {i}")  # 4 words + frame = 10 tokens each
         clock.advance(1)
-    result = svc.recall_memories("alpha", max_tokens=25)
+    result = svc.recall("alpha", max_tokens=25).to_dict()
     assert len(result["memories"]) == 2 and result["total_tokens"] == 20
     assert result["truncated"] is True and result["matched_count"] == 3
-    counts = sorted(m["recall_count"] for m in svc.list_memories()["memories"])
+    counts = sorted(m["recall_count"] for m in svc.list_page().to_dict()["memories"])
     assert counts == [0, 1, 1]  # only what was returned is counted
-    recent = svc.recall_memories(max_tokens=25)
+    recent = svc.recall(max_tokens=25).to_dict()
     assert len(recent["memories"]) == 2 and recent["truncated"] and recent["matched_count"] == 3
 
 
 def test_single_memory_over_budget_is_returned_alone(svc):
     save(svc, "alpha " + "word " * 50)
-    result = svc.recall_memories("alpha", max_tokens=5)
+    result = svc.recall("alpha", max_tokens=5).to_dict()
     assert len(result["memories"]) == 1 and result["truncated"] is True
     assert result["total_tokens"] == 51 + FRAME
 
@@ -153,7 +153,7 @@ def test_top_k_applies_before_the_budget(svc, clock):
     for i in range(4):
         save(svc, f"alpha fact number {i}")
         clock.advance(1)
-    result = svc.recall_memories("alpha", top_k=2)
+    result = svc.recall("alpha", top_k=2).to_dict()
     assert len(result["memories"]) == 2 and result["matched_count"] == 2
     assert not result["truncated"]
 
@@ -162,16 +162,16 @@ def test_top_k_applies_before_the_budget(svc, clock):
                                     {"max_tokens": -10}])
 def test_budget_errors(svc, kwargs):
     with pytest.raises(RecallBudgetError):
-        svc.recall_memories("q", **kwargs)
+        svc.recall("q", **kwargs)
     with pytest.raises(RecallBudgetError):
-        svc.recall_memories(None, **kwargs)
+        svc.recall(None, **kwargs)
 
 
 @pytest.mark.parametrize("kwargs", [{"top_k": True}, {"max_tokens": "5"}, {"query": 5},
                                     {"query": "x" * 4001}, {"query": "bad \ud800"}])
 def test_invalid_recall_arguments(svc, kwargs):
     with pytest.raises(InvalidRequestError):
-        svc.recall_memories(**kwargs)
+        svc.recall(**kwargs)
 
 
 def test_profile_pool_in_every_recall_newest_first_and_trimmed(make, clock):
@@ -181,8 +181,8 @@ def test_profile_pool_in_every_recall_newest_first_and_trimmed(make, clock):
         clock.advance(60)
     save(svc, "An episodic fact here.", session_id="s")
     expected = ["Call me Cid please.", "Call me Bea please."]
-    for result in (svc.recall_memories("fact"), svc.recall_memories("fact", session_id="s"),
-                   svc.recall_memories(), svc.recall_memories(session_id="s")):
+    for result in (svc.recall("fact").to_dict(), svc.recall("fact", session_id="s").to_dict(),
+                   svc.recall().to_dict(), svc.recall(session_id="s").to_dict()):
         assert [p["content"] for p in result["profile"]] == expected
         assert set(result["profile"][0]) == {"id", "ref", "content", "content_tokens", "created_at"}
         assert all("Call me" not in m["content"] for m in result["memories"])
@@ -191,12 +191,12 @@ def test_profile_pool_in_every_recall_newest_first_and_trimmed(make, clock):
 def test_profile_pool_can_be_switched_off(make):
     svc = make(profile_max_tokens=0)
     save(svc, "Call me Ann.", kind="profile")
-    assert svc.recall_memories()["profile"] == []
+    assert svc.recall().to_dict()["profile"] == []
 
 
 def test_profiles_are_never_ranked(svc):
     save(svc, "Call me Ann.", kind="profile")
-    result = svc.recall_memories("Call me Ann")
+    result = svc.recall("Call me Ann").to_dict()
     assert result["memories"] == [] and result["matched_count"] == 0
     assert [p["content"] for p in result["profile"]] == ["Call me Ann."]
 
@@ -204,7 +204,7 @@ def test_profiles_are_never_ranked(svc):
 def test_profile_pool_never_exceeds_profile_max_tokens(make):
     svc = make(profile_max_tokens=20)
     save(svc, "word " * 100, kind="profile")
-    pool = svc.recall_memories()["profile"]
+    pool = svc.recall().to_dict()["profile"]
     assert sum(p["content_tokens"] + FRAME for p in pool) <= 20
 
 
@@ -220,8 +220,8 @@ def test_spread_gives_a_later_slot_to_another_moment_only_when_turned_on(make, c
             clock.advance(60)
         clock.advance(86400)
         save(svc, "the hiking boots sam gave me broke", session_id=session)
-        top = [m["content"] for m in svc.recall_memories(
-            "hiking trip alps sam", session_id=session, top_k=2)["memories"]]
+        top = [m["content"] for m in svc.recall(
+            "hiking trip alps sam", session_id=session, top_k=2).to_dict()["memories"]]
         assert top[0] == "hiking trip in the alps with sam"
         if spread_weight:
             assert top[1] == "the hiking boots sam gave me broke"

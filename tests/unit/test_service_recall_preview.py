@@ -13,11 +13,11 @@ def test_preview_answers_like_recall_without_counting(svc):
     save(svc, "The project uses SQLite for local state.")
     save(svc, "The user likes green tea.")
     save(svc, "Deployments run on Fridays.", kind="profile")
-    preview = svc.recall_memories("sqlite state", count=False)
-    counts = {m["id"]: m["recall_count"] for m in svc.list_memories()["memories"]}
+    preview = svc.recall("sqlite state", count=False).to_dict()
+    counts = {m["id"]: m["recall_count"] for m in svc.list_page().to_dict()["memories"]}
     assert all(c == 0 for c in counts.values())
     assert preview["memories"] and preview["memories"][0]["scores"]["fused"] > 0
-    real = svc.recall_memories("sqlite state")
+    real = svc.recall("sqlite state").to_dict()
     assert _strip(preview) == _strip(real)
-    counted = {m["id"]: m["recall_count"] for m in svc.list_memories()["memories"]}
+    counted = {m["id"]: m["recall_count"] for m in svc.list_page().to_dict()["memories"]}
     assert {m["id"] for m in real["memories"]} == {i for i, c in counted.items() if c == 1}

@@ -18,17 +18,17 @@ def test_model_change_reembeds_with_progress_notice(make, clock, store):
                 recall_late_interaction=False)
     assert store.count_pending_embeddings("b") == 3
 
-    pending = svc.recall_memories("SQLite state")
+    pending = svc.recall("SQLite state").to_dict()
     assert "Re-embedding" in pending["notice"] and "0 of 3" in pending["notice"]
     # Old vectors are never compared with new ones: only BM25 finds anything meanwhile.
     [hit] = pending["memories"]
     assert hit["content"] == "The project stores state in SQLite."
     assert hit["scores"]["dense"] is None and hit["scores"]["bm25"] is not None
-    assert "notice" in svc.recall_memories()
+    assert "notice" in svc.recall().to_dict()
 
     assert svc.reindexer.run_until_done() == 3
     assert store.count_pending_embeddings("b") == 0
-    done = svc.recall_memories("SQLite state")
+    done = svc.recall("SQLite state").to_dict()
     assert "notice" not in done
     assert len(done["memories"]) == 3  # dense search sees every memory again
     top = done["memories"][0]
@@ -37,8 +37,8 @@ def test_model_change_reembeds_with_progress_notice(make, clock, store):
     [stored] = store.nearest(expected, "b", Scope("episodic"), 1)
     assert stored.memory.content == top["content"] and abs(stored.score - 1.0) < 1e-6
     assert top["scores"]["dense"] is not None
-    assert "notice" not in svc.list_memories()
-    assert "notice" not in svc.save_memories([{"content": "Another new fact."}])
+    assert "notice" not in svc.list_page().to_dict()
+    assert "notice" not in svc.save([{"content": "Another new fact."}]).to_dict()
 
 
 def test_save_during_reembedding_carries_the_notice(make, store):
@@ -46,17 +46,17 @@ def test_save_during_reembedding_carries_the_notice(make, store):
                 recall_late_interaction=False), "An old fact.")
     svc = make(embedder=HashEmbedder(key="b"), save_context_minutes=0,
                 recall_late_interaction=False)
-    result = svc.save_memories([{"content": "A fresh fact."}])
+    result = svc.save([{"content": "A fresh fact."}]).to_dict()
     assert "Re-embedding" in result["notice"]
     assert store.count_pending_embeddings("b") == 1  # the new one is embedded with "b"
     svc.reindexer.run_until_done()
-    assert "notice" not in svc.save_memories([{"content": "Yet another fact."}])
+    assert "notice" not in svc.save([{"content": "Yet another fact."}]).to_dict()
 
 
 def test_no_notice_when_nothing_is_pending(make):
     svc = make()
     save(svc, "A fact.")
-    assert "notice" not in svc.recall_memories("fact")
+    assert "notice" not in svc.recall("fact").to_dict()
     assert svc.reindexer.run_until_done() == 0
 
 
@@ -64,16 +64,16 @@ def test_reembedding_covers_superseded_versions(make, store):
     old = make(embedder=HashEmbedder(key="a"), save_context_minutes=0,
                 recall_late_interaction=False)
     [m] = save(old, "The deadline is Friday.")
-    old.update_memory(m["id"], "The deadline is Monday.")
+    old.update(m["id"], "The deadline is Monday.")
     svc = make(embedder=HashEmbedder(key="b"), save_context_minutes=0,
                 recall_late_interaction=False)
     assert svc.reindexer.run_until_done() == 2
     # Restoring the old version after the change gives it a current vector at once.
-    live = svc.list_memories()["memories"][0]["id"]
-    svc.delete_memory(live)
-    assert [r["content"] for r in svc.recall_memories("Friday")["memories"]] == [
+    live = svc.list_page().to_dict()["memories"][0]["id"]
+    svc.delete(live)
+    assert [r["content"] for r in svc.recall("Friday").to_dict()["memories"]] == [
         "The deadline is Friday."]
-    assert svc.recall_memories("Friday")["memories"][0]["scores"]["dense"] is not None
+    assert svc.recall("Friday").to_dict()["memories"][0]["scores"]["dense"] is not None
 
 
 def test_list_as_first_call_shows_pending_reembedding(make):
@@ -81,7 +81,7 @@ def test_list_as_first_call_shows_pending_reembedding(make):
                 recall_late_interaction=False), "An old fact.")
     svc = make(embedder=HashEmbedder(key="b"), save_context_minutes=0,
                 recall_late_interaction=False)
-    page = svc.list_memories()
+    page = svc.list_page().to_dict()
     assert "Re-embedding" in page.get("notice", "")
 
 

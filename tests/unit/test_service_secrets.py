@@ -29,40 +29,40 @@ class RecordingEmbedder(HashEmbedder):
 def test_save_stores_and_embeds_the_placeholder_and_says_so(make):
     embedder = RecordingEmbedder()
     svc = make(embedder=embedder)
-    result = svc.save_memories([
+    result = svc.save([
         {"content": f"CI pushes with the token {TOKEN_A}"},
         {"content": "Deploys happen on Fridays."},
-    ])
+    ]).to_dict()
     first, second = result["saved"]
     assert first["notice"].startswith(NOTICE_ONE) and "notice" not in second
     assert TOKEN_A not in str(result)
-    stored = svc.get_memory(first["id"])["content"]
+    stored = svc.detail(first["id"]).to_dict()["content"]
     assert stored == "CI pushes with the token [redacted:github-token]"
     assert first["content_tokens"] == len(stored.split())
     assert embedder.seen and all(TOKEN_A not in text for text in embedder.seen)
-    recalled = svc.recall_memories("CI token")["memories"]
+    recalled = svc.recall("CI token").to_dict()["memories"]
     assert [m["content"] for m in recalled][:1] == [stored]
 
 
 def test_dedup_compares_the_redacted_texts(svc):
-    svc.save_memories([{"content": f"CI pushes with the token {TOKEN_A}"}])
-    again = svc.save_memories([{"content": f"CI pushes with the token {TOKEN_B}"}])
+    svc.save([{"content": f"CI pushes with the token {TOKEN_A}"}])
+    again = svc.save([{"content": f"CI pushes with the token {TOKEN_B}"}]).to_dict()
     # Both say the same once the secret is gone: nothing new to keep.
     assert again["saved"] == [] and len(again["skipped_duplicates"]) == 1
 
 
 def test_update_replaces_secrets_too(svc):
-    saved = svc.save_memories([{"content": "The staging database is db.internal"}])["saved"][0]
-    updated = svc.update_memory(saved["ref"], "Staging: postgresql://app:Sup3r-S3cret@db/app")
+    saved = svc.save([{"content": "The staging database is db.internal"}]).to_dict()["saved"][0]
+    updated = svc.update(saved["ref"], "Staging: postgresql://app:Sup3r-S3cret@db/app").to_dict()
     assert updated["notice"].startswith("1 secret (1 password) was replaced")
     assert "Sup3r-S3cret" not in str(updated)
-    assert svc.get_memory(updated["id"])["content"] == (
+    assert svc.detail(updated["id"]).to_dict()["content"] == (
         "Staging: postgresql://app:[redacted:password]@db/app")
 
 
 def test_long_content_keeps_both_notices(make):
     svc = make(save_length_notice_tokens=5)
-    entry = svc.save_memories([{"content": "one two three four five six password=hunter2"}])
+    entry = svc.save([{"content": "one two three four five six password=hunter2"}]).to_dict()
     notice = entry["saved"][0]["notice"]
     assert "consider splitting" in notice and "1 secret (1 password) was replaced" in notice
     assert "hunter2" not in notice
@@ -70,12 +70,12 @@ def test_long_content_keeps_both_notices(make):
 
 def test_redaction_can_be_switched_off(make):
     svc = make(redact_secrets=False)
-    entry = svc.save_memories([{"content": f"token {TOKEN_A}"}])["saved"][0]
+    entry = svc.save([{"content": f"token {TOKEN_A}"}]).to_dict()["saved"][0]
     assert "notice" not in entry
-    assert svc.get_memory(entry["id"])["content"] == f"token {TOKEN_A}"
-    updated = svc.update_memory(entry["id"], "password=hunter2")
+    assert svc.detail(entry["id"]).to_dict()["content"] == f"token {TOKEN_A}"
+    updated = svc.update(entry["id"], "password=hunter2").to_dict()
     assert "notice" not in updated
-    assert svc.get_memory(updated["id"])["content"] == "password=hunter2"
+    assert svc.detail(updated["id"]).to_dict()["content"] == "password=hunter2"
 
 
 def test_the_setting_comes_from_the_environment(tmp_path):
@@ -96,16 +96,16 @@ def test_the_setting_comes_from_the_environment(tmp_path):
 def test_a_session_id_that_looks_like_a_secret_is_refused(make, session):
     svc = make()
     for call in (
-        lambda: svc.save_memories([{"content": "Deploys happen on Fridays."}], session_id=session),
-        lambda: svc.recall_memories("deploys", session_id=session),
-        lambda: svc.recall_memories(session_id=session),
-        lambda: svc.list_memories(session_id=session),
+        lambda: svc.save([{"content": "Deploys happen on Fridays."}], session_id=session).to_dict(),
+        lambda: svc.recall("deploys", session_id=session).to_dict(),
+        lambda: svc.recall(session_id=session).to_dict(),
+        lambda: svc.list_page(session_id=session).to_dict(),
     ):
         with pytest.raises(InvalidRequestError) as caught:
             call()
         assert "session_id looks like a secret (a " in caught.value.message
         assert session not in caught.value.message
-    assert svc.list_memories()["total_count"] == 0
+    assert svc.list_page().to_dict()["total_count"] == 0
 
 
 @pytest.mark.parametrize("session", [
@@ -114,5 +114,5 @@ def test_a_session_id_that_looks_like_a_secret_is_refused(make, session):
 ])
 def test_ordinary_session_ids_are_kept(make, session):
     svc = make()
-    saved = svc.save_memories([{"content": "Deploys happen on Fridays."}], session_id=session)
+    saved = svc.save([{"content": "Deploys happen on Fridays."}], session_id=session).to_dict()
     assert saved["saved"][0]["session_id"] == session

@@ -19,11 +19,11 @@ def test_a_store_without_the_newer_methods_saves_and_recalls() -> None:
     store, embedder = OlderStore(), HashEmbedder()
     service = build_service(TinyContextConfig(), store=store, embedder=embedder,
                             tokenizer=WordTokenizer(), clock=FixedClock())
-    service.save_memories([{"content": "Staging deploys run at noon."},
-                           {"content": "Billing uses PostgreSQL."}], session_id="ops")
+    service.save([{"content": "Staging deploys run at noon."},
+                  {"content": "Billing uses PostgreSQL."}], session_id="ops")
     assert store.keyword_ideal([["staging"]]) == 0.0
     assert store.session_counts(10) == []  # the web UI then shows no sessions
-    [top, *_] = service.recall_memories("staging deploys", session_id="ops")["memories"]
+    [top, *_] = service.recall("staging deploys", session_id="ops").to_dict()["memories"]
     assert top["content"] == "Staging deploys run at noon."
     vectors = embedder.embed(["staging", "billing"])
     scope = Scope("episodic", "ops")

@@ -36,10 +36,10 @@ def test_the_documented_example_runs_without_files(tmp_path: Path) -> None:
     code = "\n".join(line.removeprefix("    ") for line in example)
     code += (
         "\nfrom tinycontext import MemoryInput\n"
-        "service.save_memories([MemoryInput(content='Billing runs on PostgreSQL.')], "
+        "service.save([MemoryInput(content='Billing runs on PostgreSQL.')], "
         "session_id='s')\n"
-        "print(service.recall_memories('Which database does billing use', "
-        "session_id='s')['memories'][0]['content'])\n"
+        "print(service.recall('Which database does billing use', "
+        "session_id='s').memories[0].content)\n"
     )
     env = {"HOME": str(tmp_path), "XDG_DATA_HOME": str(tmp_path / "data"), "PATH": "/usr/bin"}
     out = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, env=env,

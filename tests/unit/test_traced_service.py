@@ -21,16 +21,16 @@ def _traced() -> TracedMemoryService:
 def test_the_traced_operations_pass_tags_filters_and_as_of_through() -> None:
     service = _traced()
     try:
-        saved = service.save_memories([{"content": "deploys run on fridays", "kind": "episodic",
-                                        "tags": ["ops"]}])
+        saved = service.save([{"content": "deploys run on fridays", "kind": "episodic",
+                               "tags": ["ops"]}]).to_dict()
         memory_id = saved["saved"][0]["id"]
-        recalled = service.recall_memories("deploys", tags=["ops"], since="2000-01-01")
+        recalled = service.recall("deploys", tags=["ops"], since="2000-01-01").to_dict()
         assert [m["id"] for m in recalled["memories"]] == [memory_id]
-        assert service.recall_memories("deploys", tags=["other"])["memories"] == []
-        listed = service.list_memories(tags=["ops"])
+        assert service.recall("deploys", tags=["other"]).to_dict()["memories"] == []
+        listed = service.list_page(tags=["ops"]).to_dict()
         assert [m["id"] for m in listed["memories"]] == [memory_id]
-        updated = service.update_memory(memory_id, None, tags=["ops", "weekly"])
-        assert service.get_memory(updated["id"])["tags"] == ["ops", "weekly"]
+        updated = service.update(memory_id, None, tags=["ops", "weekly"]).to_dict()
+        assert service.detail(updated["id"]).to_dict()["tags"] == ["ops", "weekly"]
     finally:
         service.close()
 

@@ -1,9 +1,9 @@
 """MemoryService: the six operations of SPEC section 2 over the ports. Every adapter calls it.
 
-Each operation has a typed form (`save`, `recall`, `list_page`, `detail`, `update`, `delete`,
-returning the result types of results.py) that the transports and telemetry read, and the
-dict form of the Python API (`save_memories` ... `delete_memory`: the same result's
-`to_dict()`). The work itself is in the use-case modules, which take the shared Core.
+Each operation is typed (`save`, `recall`, `list_page`, `detail`, `update`, `delete`,
+returning the result types of results.py): the transports and telemetry read them, and the
+Python API (tinycontext.entry.api) returns their `to_dict()`. The work itself is in the
+use-case modules, which take the shared Core.
 """
 
 from __future__ import annotations
@@ -247,61 +247,6 @@ class MemoryService:
     ) -> transfer.ImportReport:
         """Import an export's JSON Lines (see transfer.py for the guarantees)."""
         return transfer.import_jsonl(self.core, lines, batch_size, progress)
-
-    # -- the six operations as the Python API's dicts ------------------------------------
-    def save_memories(
-        self, memories: Sequence[MemoryInput | dict[str, Any]], session_id: str | None = None
-    ) -> dict[str, Any]:
-        return self.save(memories, session_id).to_dict()
-
-    def recall_memories(
-        self,
-        query: str | None = None,
-        session_id: str | None = None,
-        max_tokens: int | None = None,
-        top_k: int | None = None,
-        tags: Sequence[str] | None = None,
-        metadata: Mapping[str, Any] | None = None,
-        since: str | None = None,
-        until: str | None = None,
-        as_of: str | None = None,
-        *,
-        count: bool = True,
-    ) -> dict[str, Any]:
-        return self.recall(
-            query, session_id, max_tokens, top_k, tags, metadata, since, until, as_of,
-            count=count,
-        ).to_dict()
-
-    def list_memories(
-        self,
-        session_id: str | None = None,
-        kind: str | None = None,
-        since: str | None = None,
-        until: str | None = None,
-        limit: int | None = 20,
-        offset: int | None = 0,
-        sort: str | None = None,
-        search: str | None = None,
-        tags: Sequence[str] | None = None,
-        metadata: Mapping[str, Any] | None = None,
-        as_of: str | None = None,
-    ) -> dict[str, Any]:
-        return self.list_page(
-            session_id, kind, since, until, limit, offset, sort, search, tags, metadata, as_of
-        ).to_dict()
-
-    def get_memory(self, memory_id: str, as_of: str | None = None) -> dict[str, Any]:
-        return self.detail(memory_id, as_of).to_dict()
-
-    def update_memory(
-        self, memory_id: str, content: str | None, tags: Sequence[str] | None = None,
-        metadata: Mapping[str, Any] | None = None,
-    ) -> dict[str, Any]:
-        return self.update(memory_id, content, tags, metadata).to_dict()
-
-    def delete_memory(self, memory_id: str) -> dict[str, Any]:
-        return self.delete(memory_id).to_dict()
 
     def close(self) -> None:
         self.reindexer.stop()

@@ -1,5 +1,8 @@
 """The Python API of SPEC section 2: module-level functions over one service per config.
 
+These are the operations' dict forms (each the typed result's `to_dict()`); the service
+itself has only the typed operations.
+
 Services come from the container's `build_service`, with the config built in
 code: the Python API never reads the environment (server processes do, in
 tinycontext.entry.bootstrap).
@@ -50,7 +53,7 @@ def save_memories(
     *,
     config: TinyContextConfig | None = None,
 ) -> dict[str, Any]:
-    return service_for(config).save_memories(memories, session_id)
+    return service_for(config).save(memories, session_id).to_dict()
 
 
 def recall_memories(
@@ -66,9 +69,9 @@ def recall_memories(
     *,
     config: TinyContextConfig | None = None,
 ) -> dict[str, Any]:
-    return service_for(config).recall_memories(
+    return service_for(config).recall(
         query, session_id, max_tokens, top_k, tags, metadata, since, until, as_of
-    )
+    ).to_dict()
 
 
 def list_memories(
@@ -86,26 +89,26 @@ def list_memories(
     *,
     config: TinyContextConfig | None = None,
 ) -> dict[str, Any]:
-    return service_for(config).list_memories(
+    return service_for(config).list_page(
         session_id, kind, since, until, limit, offset, sort, search, tags, metadata, as_of
-    )
+    ).to_dict()
 
 
 def get_memory(
     memory_id: str, as_of: str | None = None, *, config: TinyContextConfig | None = None
 ) -> dict[str, Any]:
-    return service_for(config).get_memory(memory_id, as_of)
+    return service_for(config).detail(memory_id, as_of).to_dict()
 
 
 def update_memory(
     memory_id: str, content: str | None, tags: Sequence[str] | None = None,
     metadata: Mapping[str, Any] | None = None, *, config: TinyContextConfig | None = None,
 ) -> dict[str, Any]:
-    return service_for(config).update_memory(memory_id, content, tags, metadata)
+    return service_for(config).update(memory_id, content, tags, metadata).to_dict()
 
 
 def delete_memory(memory_id: str, *, config: TinyContextConfig | None = None) -> dict[str, Any]:
-    return service_for(config).delete_memory(memory_id)
+    return service_for(config).delete(memory_id).to_dict()
 
 
 def import_memories(
