@@ -30,12 +30,15 @@ def measure(store_dir: Path, model: str, question: str, samples: int,
             seed: int = 5) -> dict[str, Any]:
     files = sorted(store_dir.glob("*.db"))
     picked = random.Random(seed).sample(files, min(samples, len(files)))
-    from tinycontext.entry.container import build_service, create_container
+    from tinycontext import build_service
+    from tinycontext.testing import InMemoryStore
 
-    # One model and tokenizer shared by every store, loaded before any opens (as the server).
+    # One model and tokenizer shared by every store, loaded before any opens (as the server);
+    # the default tokenizer comes from a service over an in-memory store (no file opened).
     embedder = make_embedder(model, store_dir.parent / "models")
     embedder.embed(["warm up"])
-    tokenizer = create_container(make_config(store_dir / "unused.db", model)).tokenizer()
+    tokenizer = build_service(make_config(store_dir / "unused.db", model), store=InMemoryStore(),
+                              embedder=embedder, background=False).tokenizer
     tokenizer.count("warm up")
 
     def open_service(path: Path) -> Any:

@@ -127,9 +127,16 @@ def make_embedder(model: str, models_dir: Path, batch_size: int = 32) -> Any:
         from tinycontext.testing import HashEmbedder
 
         return HashEmbedder(dimensions=384, key="hash-384")
-    from tinycontext.entry.container import shared_embedder
+    from tinycontext import TinyContextConfig, build_service
+    from tinycontext.testing import InMemoryStore
 
-    return shared_embedder(model, str(models_dir), batch_size)
+    # The default service's own embedder (the model loaded once per process), taken from a
+    # service over an in-memory store so that no file is opened for it.
+    config = TinyContextConfig(embedding_model=model, models_dir=str(models_dir),
+                               embedding_batch_size=batch_size)
+    service = build_service(config, store=InMemoryStore(), background=False)
+    service.close()
+    return service.embedder
 
 
 def make_config(db_path: Path, model: str, **overrides: Any) -> Any:

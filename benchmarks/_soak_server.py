@@ -2,10 +2,10 @@
 
     python benchmarks/_soak_server.py SAMPLES.jsonl EVERY [--no-heap-trim] serve --port 8123
 
-Runs `tinycontext.entry.cli.main` with the remaining arguments, exactly as the `tinycontext` command
-would, while a daemon thread appends one JSON line every EVERY seconds to SAMPLES.jsonl with
-what the soak reports for this process (RSS, glibc heap, SQLite, Python blocks, mirror). The
-benchmark matches the lines to its saves by wall-clock time.
+Runs the installed `tinycontext` command's entry point with the remaining arguments, exactly
+as the command would, while a daemon thread appends one JSON line every EVERY seconds to
+SAMPLES.jsonl with what the soak reports for this process (RSS, glibc heap, SQLite, Python
+blocks, mirror). The benchmark matches the lines to its saves by wall-clock time.
 """
 
 from __future__ import annotations
@@ -77,9 +77,10 @@ def main() -> int:
         argv = argv[1:]
     threading.Thread(target=sample_forever, args=(path, every), name="soak-sampler",
                      daemon=True).start()
-    from tinycontext.entry.cli import main as tinycontext
+    from importlib.metadata import entry_points
 
-    return tinycontext(argv)
+    (command,) = entry_points(group="console_scripts", name="tinycontext")
+    return int(command.load()(argv))
 
 
 if __name__ == "__main__":

@@ -87,16 +87,11 @@ def plant(service: Any, facts: list[Fact]) -> tuple[dict[str, int], set[str], in
 def retrievers_alone(service: Any, question: str) -> dict[str, list[str]]:
     """Ablation: the ids each retriever hands to the fusion for the default recall, in its
     own order (same candidate pool as recall uses)."""
-    from tinycontext.domain.recall import candidate_pool
-    from tinycontext.domain.text import recall_terms
-    from tinycontext.ports.store import Scope
+    from tinycontext.testing.retrievers import retrievers_alone
 
-    pool = candidate_pool(service.config.recall_top_k)
-    scope = Scope("episodic")
-    vector = service.embedder.embed([service.config.dense_query_prefix + question])[0]
-    dense = service.store.nearest(vector, service.model_key, scope, pool)
-    lexical = service.store.keyword_search(recall_terms(question), scope, pool)
-    return {"dense": [h.memory.id for h in dense], "bm25": [h.memory.id for h in lexical]}
+    found = retrievers_alone(service, question)
+    return {"dense": [h.memory.id for h in found.dense],
+            "bm25": [h.memory.id for h in found.keyword]}
 
 
 def ask(service: Any, facts: list[Fact], current: dict[str, int], superseded: set[str],

@@ -172,7 +172,7 @@ def run_locomo(args: argparse.Namespace, folder: Path, progress: Progress) -> di
     from tinycontext.importers.importing import import_file
     from tinycontext.importers.items import memory_id
     from tinycontext.importers.report import ImportOptions
-    from tinycontext.ports.store import Scope
+    from tinycontext.testing.retrievers import recall_scope
 
     conversations = load_locomo(args.data)[: args.limit]
     path = folder / "locomo-conversations.json"
@@ -198,7 +198,7 @@ def run_locomo(args: argparse.Namespace, folder: Path, progress: Progress) -> di
             text = service.config.dense_document_prefix + turn.render(with_date=False)
             vector = service.embedder.embed([text])[0]
             hits = service.store.nearest(vector, service.model_key,
-                                         Scope("episodic", session), 1)
+                                         recall_scope(session), 1)
             if hits:
                 covers.setdefault(hits[0].memory.id, set()).add(turn.dia_id)
         for qa in conv.qas:

@@ -96,8 +96,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
 
     from benchmarks.realistic import RealisticText
     from tinycontext.adapters.sqlite import mirror_cells
-    from tinycontext.domain.recall import candidate_pool
-    from tinycontext.ports.store import Scope
+    from tinycontext.testing.retrievers import pool_size, recall_scope
 
     progress = Progress("million", args.quiet)
     warn_if_busy(progress)
@@ -137,7 +136,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             service.recall(q)
             latencies.append((time.perf_counter() - started) * 1000)
             progress.tick(f"recalls {len(latencies)}/{args.queries}")
-        pool, scope = candidate_pool(service.config.recall_top_k), Scope("episodic")
+        pool, scope = pool_size(service), recall_scope()
         vectors = [embedder.embed([service.config.dense_query_prefix + q])[0]
                    for q in queries[args.warmup :]]
         # The exact 10th score of each query, once (brute force over every stored vector);

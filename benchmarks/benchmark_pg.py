@@ -176,9 +176,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     from tinycontext import build_service
     from tinycontext.adapters.postgres.store import PostgresStore
     from tinycontext.adapters.sqlite.store import SqliteStore
-    from tinycontext.domain.recall import candidate_pool
-    from tinycontext.domain.text import recall_terms
-    from tinycontext.ports.store import Scope
+    from tinycontext.testing.retrievers import keyword_groups, pool_size, recall_scope
 
     progress = Progress("pg", args.quiet)
     warn_if_busy(progress)
@@ -208,7 +206,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         key = services["sqlite"].model_key
         tokenizer = services["sqlite"].tokenizer
         query_vectors = recorder.inner.embed(queries)
-        pool, scope = candidate_pool(config.recall_top_k), Scope("episodic")
+        pool, scope = pool_size(services["sqlite"]), recall_scope()
         stored = used_extra = 0
         for size in args.sizes:
             batch = memories(texts[stored:size], matrix[stored:size], stored, key, tokenizer)
@@ -269,7 +267,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                     dense_ms.append(took)
                     approx = [row_of(h.memory.id) for h in hits[:10]]
                     overlaps.append(overlap_at_k(everything, len(everything), vector, approx, 10))
-                    keyword_ms.append(timed(store.keyword_search, recall_terms(q), scope, pool)[0])
+                    groups = keyword_groups(q)
+                    keyword_ms.append(timed(store.keyword_search, groups, scope, pool)[0])
                 row[name] = {
                     **stats[name],
                     "recall_ms": {"p50": percentile(recall_ms, 50),

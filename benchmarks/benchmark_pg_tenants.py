@@ -106,8 +106,7 @@ def measure(url: str, layout: tuple[int, int], sample: list[int], matrix: Any,
     from tinycontext import build_service
     from tinycontext.adapters.postgres.connection import SharedPgPool
     from tinycontext.adapters.postgres.store import PostgresStore
-    from tinycontext.domain.recall import candidate_pool
-    from tinycontext.ports.store import Scope
+    from tinycontext.testing.retrievers import pool_size, recall_scope
 
     _, each = layout
     shared = SharedPgPool(url)
@@ -119,7 +118,7 @@ def measure(url: str, layout: tuple[int, int], sample: list[int], matrix: Any,
         service = build_service(config, store=store, embedder=embedder, background=False)
         own += int(store._search.has_own_index(matrix.shape[1]))  # noqa: SLF001 - reporting
         mine = matrix[t * each:(t + 1) * each]
-        pool, scope = candidate_pool(config.recall_top_k), Scope("episodic")
+        pool, scope = pool_size(service), recall_scope()
         picked = [(n * 7 + i) % len(queries) for i in range(args.warmup + args.queries)]
         for i in picked[:args.warmup]:
             service.recall(queries[i])
