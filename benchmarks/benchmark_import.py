@@ -221,7 +221,9 @@ def run_locomo(args: argparse.Namespace, folder: Path, progress: Progress) -> di
         result["modes"][mode] = {group: {"n": board.count(group), **board.means(group)}
                                  for group in ("overall (1-4)", "all (1-5)")
                                  if board.count(group)}
-    baseline_args = argparse.Namespace(
+    # benchmark_locomo's own defaults for every option not named here (a new one included).
+    baseline_args = benchmark_locomo.parse_args([])
+    vars(baseline_args).update(
         data=args.data, ks=args.ks, limit=args.limit, render="plain", no_ablations=True,
         ablate="none", model=args.model, settings=args.settings, quiet=args.quiet)
     result["baseline"] = benchmark_locomo.run(baseline_args)
