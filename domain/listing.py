@@ -39,10 +39,11 @@ class ListQuery:
     # Tags, metadata and "as of" (its since/until stay unused: the fields above hold them).
     filters: MemoryFilter | None = None
     # Besides SORTS, stores accept BROWSE_SORTS' "recalled": most recalled first, the exact
-    # reverse of "stale" (the web UI's sort; list_memories does not offer it).
+    # reverse of "stale" (the web UI's sort), and "oldest": the exact reverse of "recent"
+    # (the overview's oldest memory); list_memories offers neither.
 
 
-BROWSE_SORTS = (*SORTS, "recalled")
+BROWSE_SORTS = (*SORTS, "recalled", "oldest")
 
 
 def build_list_query(

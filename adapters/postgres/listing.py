@@ -58,6 +58,7 @@ def browse(pool: PgPool, search: PgRetrieval, tenant: str, tag: str, query: List
                  "m.seq ASC",
         "recalled": "m.recall_count DESC, m.last_recalled_at DESC NULLS LAST, "
                     "m.created_at DESC, m.seq DESC",
+        "oldest": "m.created_at ASC, m.seq ASC",
         "relevance": "score DESC, m.created_at DESC, m.seq DESC",
     }[query.sort]
 

@@ -62,6 +62,7 @@ def browse(pool: ConnectionPool, query: ListQuery) -> Page:
         "stale": "m.recall_count ASC, m.last_recalled_at ASC, m.created_at ASC, m.seq ASC",
         "recalled": "m.recall_count DESC, m.last_recalled_at DESC, m.created_at DESC, "
                     "m.seq DESC",
+        "oldest": "m.created_at ASC, m.seq ASC",
         "relevance": f"{LIST_BM25}, m.created_at DESC, m.seq DESC",
     }[query.sort]
     score = f"-{LIST_BM25}" if query.search else "NULL"

@@ -181,9 +181,10 @@ def _forget_overview(service: MemoryService) -> None:
 
 def overview(service: MemoryService, operator: bool,
              now: Callable[[], float] = time.monotonic) -> dict[str, Any]:
-    """Counts, a chart of memories saved per month, never and most recalled memories, the
-    model and re-embedding progress. The counts need a count over the store, so they are
-    cached for OVERVIEW_TTL seconds per store (and dropped after a change made here)."""
+    """The service's overview (counts, never and most recalled memories), a chart of memories
+    saved per month, the model and re-embedding progress. The overview and the chart count
+    over the store, so they are cached for OVERVIEW_TTL seconds per store (and dropped after
+    a change made here)."""
     with _cache_lock:
         hit = _cache.get(service)
     if hit is not None and now() - hit[0] < OVERVIEW_TTL:
@@ -196,8 +197,6 @@ def overview(service: MemoryService, operator: bool,
     reindexer = service.reindexer
     result = {
         **counts,
-        "never_recalled": _examples(service, "stale", recalled=False),
-        "most_recalled": _examples(service, "recalled", recalled=True),
         "model": config.embedding_model, "model_key": service.model_key,
         "reindex": {"running": reindexer.running, "done": reindexer.done,
                     "total": reindexer.total, "notice": reindexer.notice()},
@@ -209,27 +208,19 @@ def overview(service: MemoryService, operator: bool,
     return result
 
 
-def _examples(service: MemoryService, sort: str, recalled: bool) -> list[dict[str, Any]]:
-    query = ListQuery(None, "episodic", None, None, 5, 0, sort, (), recalled=recalled,
-                      count=False)
-    return [_entry(hit.memory) for hit in service.browse(query).memories]
-
-
-def _total(service: MemoryService, kind: str | None = None, since: str | None = None,
-           until: str | None = None, recalled: bool | None = None) -> int:
+def _total(service: MemoryService, kind: str, since: str, until: str) -> int:
     query = build_list_query(None, kind, since, until, 1, 0, "recent", None)
     # limit 0: only the count (a row query could walk far for an old month).
-    return service.browse(replace(query, recalled=recalled, limit=0)).total_count
+    return service.browse(replace(query, limit=0)).total_count
 
 
 def _counts(service: MemoryService) -> dict[str, Any]:
-    """Counts by kind and by month and kind: on SQLite each reads a partial index only."""
-    by_kind = {kind: _total(service, kind) for kind in ("episodic", "profile")}
-    newest = service.browse(build_list_query(None, None, None, None, 1, 0, "recent",
-                                                   None)).memories
+    """The overview's facts and the chart: counts by month and kind, on SQLite each read
+    from a partial index only."""
+    facts = service.overview()
     months: list[dict[str, Any]] = []
-    if newest:
-        stamp = newest[0].memory.created_at
+    if facts.newest is not None:
+        stamp = facts.newest
         last = int(stamp[:4]) * 12 + int(stamp[5:7]) - 1
         for index in range(last - CHART_MONTHS + 1, last + 1):
             year, month = divmod(index, 12)
@@ -237,18 +228,17 @@ def _counts(service: MemoryService) -> dict[str, Any]:
             since = f"{year:04d}-{month + 1:02d}-01T00:00:00Z"
             end = datetime(after_year, after_month + 1, 1, tzinfo=UTC) - timedelta(seconds=1)
             until = end.strftime("%Y-%m-%dT%H:%M:%SZ")
-            count = sum(_total(service, kind, since, until) for kind in by_kind)
+            count = sum(_total(service, kind, since, until) for kind in ("episodic", "profile"))
             months.append({"month": since[:7], "count": count})
     while len(months) > 1 and months[0]["count"] == 0:  # a young store: from its first month
         months.pop(0)
     peak = max((m["count"] for m in months), default=0)
     for item in months:
         item["percent"] = round(100 * item["count"] / peak) if peak else 0
-    # Profile memories ride along with every recall but are never counted as recalled, so
-    # the episodic never-recalled count is the overall one (an index range) minus them.
-    never = max(_total(service, recalled=False) - by_kind["profile"], 0)
-    return {"by_kind": by_kind, "total": sum(by_kind.values()), "months": months,
-            "never_count": never, "sessions": sessions(service)}
+    return {"by_kind": facts.by_kind.to_dict(), "total": facts.total, "months": months,
+            "never_count": facts.never_recalled, "sessions": sessions(service),
+            "never_recalled": facts.never_recalled_examples,
+            "most_recalled": facts.most_recalled_examples}
 
 
 def sessions(service: MemoryService) -> list[tuple[str, int]]:

@@ -103,6 +103,16 @@ def test_browse_most_recalled_is_stale_reversed_and_count_can_be_skipped(shelf):
     assert only_count.memories == [] and only_count.total_count == 6
 
 
+def test_browse_oldest_is_recent_reversed(shelf):
+    from dataclasses import replace
+
+    recent = ids(shelf.browse(listing()))
+    oldest = shelf.browse(replace(listing(), sort="oldest"))
+    assert ids(oldest) == list(reversed(recent)) and oldest.total_count == 6
+    first = shelf.browse(replace(listing(limit=1), sort="oldest", count=False))
+    assert ids(first) == [recent[-1]]
+
+
 def test_session_counts_live_memories_largest_first(shelf, store_kind):
     # Every store of ours counts (the port's default, [], is for stores written elsewhere).
     shelf.add([new(mem(7, "another in a", created=day(6), session="a")),

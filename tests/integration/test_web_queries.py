@@ -86,6 +86,13 @@ def test_sqlite_sorts_use_an_index(tmp_path):
             "EXPLAIN QUERY PLAN " + sql, ["episodic", "2026-01-01", "2026-02-01"][
                 :sql.count("?")]))
         assert f"COVERING INDEX {index}" in plan, (sql, plan)
+    # The never-recalled count less the never-recalled profiles: recalled profiles are
+    # counted from the profile rows only (kind and recall count together would read every
+    # live episodic row).
+    plan = " ".join(str(row[-1]) for row in store._pool.read(
+        f"EXPLAIN QUERY PLAN SELECT count(*) {live} AND m.kind = ? AND m.recall_count > 0",
+        ["profile"]))
+    assert "INDEX memories_live_kind (kind=?)" in plan, plan
     sessions = " ".join(str(row[-1]) for row in store._pool.read(
         "EXPLAIN QUERY PLAN SELECT session_id, count(*) AS n FROM memories WHERE superseded_by "
         "IS NULL AND session_id IS NOT NULL GROUP BY session_id ORDER BY n DESC, session_id "

@@ -5,10 +5,13 @@ from __future__ import annotations
 
 import io
 import itertools
+import json
 from dataclasses import replace
 
 import pytest
 
+from tinycontext.adapters.web.queries import overview as web_overview
+from tinycontext.app.management import overview_view
 from tinycontext.app.service import MemoryService
 from tinycontext.app.transfer import export_jsonl
 from tinycontext.config.engine import TinyContextConfig
@@ -70,3 +73,40 @@ def test_export_records_and_import_go_through_the_service() -> None:
     assert (report.imported, report.already_present) == (5, 0)
     assert target.detail("000000010000").to_dict()["superseded_by"] == "000000050000"
     assert target.list_page().to_dict() == {**source.list_page().to_dict()}
+
+
+def test_never_recalled_counts_episodic_memories_only_even_when_a_profile_was_recalled() -> None:
+    # The documented rule (docs/guides/hosted.md, the Overview view): live episodic memories
+    # no recall returned. A profile memory can carry a recall count (an import keeps it);
+    # counting "every never-recalled memory less every profile" then came out one short.
+    source = _service()
+    _fill(source)
+    lines = [json.loads(line) for line in _export(source)]
+    for record in lines:
+        if record["kind"] == "profile":
+            record["recall_count"] = 2
+    target = _service()
+    target.import_jsonl([json.dumps(record) for record in lines])
+    facts = target.overview()
+    assert facts.by_kind.to_dict() == {"episodic": 3, "profile": 1}
+    assert facts.never_recalled == 3 == len(facts.never_recalled_examples)
+    assert facts.most_recalled_examples == ()  # the recalled profile is not an example
+    assert web_overview(target, operator=False)["never_count"] == 3
+    assert overview_view(target)["never_recalled"]["count"] == 3
+
+
+def test_the_web_overview_and_the_management_view_read_the_same_overview() -> None:
+    service = _service()
+    _fill(service)
+    view = overview_view(service)
+    page = web_overview(service, operator=False)
+    assert page["by_kind"] == view["counts"]["by_kind"] and page["total"] == 4
+    assert page["never_count"] == view["never_recalled"]["count"] == 3
+    assert [m.id for m in page["never_recalled"]] == [
+        m["id"] for m in view["never_recalled"]["examples"]]
+
+
+def _export(service: MemoryService) -> list[str]:
+    out = io.StringIO()
+    export_jsonl(service.store, out)
+    return out.getvalue().splitlines()

@@ -15,6 +15,17 @@ from .core import Core
 from .results import ListedItem, ListPage, MemoryDetail, metadata_of
 
 
+def listed(m: Memory, rank: int) -> ListedItem:
+    """A memory as a list entry: its content as a preview."""
+    text, cut = listing.preview(m.content)
+    return ListedItem(
+        rank=rank, id=m.id, ref=m.ref, session_id=m.session_id, kind=m.kind,
+        content=text, preview_truncated=cut, content_tokens=m.content_tokens,
+        created_at=m.created_at, recall_count=m.recall_count,
+        last_recalled_at=m.last_recalled_at, tags=m.tags, metadata=metadata_of(m.metadata),
+    )
+
+
 def list_page(
     core: Core,
     session_id: str | None,
@@ -34,16 +45,8 @@ def list_page(
         query = replace(query, filters=filters)
     core.check_session(query.session_id)
     page = core.store.browse(query)
-    entries = []
-    for position, hit in enumerate(page.memories, start=query.offset + 1):
-        m = hit.memory
-        text, cut = listing.preview(m.content)
-        entries.append(ListedItem(
-            rank=position, id=m.id, ref=m.ref, session_id=m.session_id, kind=m.kind,
-            content=text, preview_truncated=cut, content_tokens=m.content_tokens,
-            created_at=m.created_at, recall_count=m.recall_count,
-            last_recalled_at=m.last_recalled_at, tags=m.tags, metadata=metadata_of(m.metadata),
-        ))
+    entries = [listed(hit.memory, position)
+               for position, hit in enumerate(page.memories, start=query.offset + 1)]
     return ListPage(
         memories=tuple(entries), total_count=page.total_count, returned_count=len(entries),
         has_more=query.offset + len(entries) < page.total_count, limit=query.limit,

@@ -187,8 +187,8 @@ class InMemoryStore(Store):
                 search = [[fold(t) for t in g] for g in query.search]
                 rows = [(s, m) for s, m in rows if matches_all(self._tokens(m), search)]
                 scores = self._bm25(search, [m for _, m in rows], prefixes=True)
-            if query.sort == "recent":
-                rows.sort(key=lambda r: (r[1].created_at, r[0]), reverse=True)
+            if query.sort in ("recent", "oldest"):
+                rows.sort(key=lambda r: (r[1].created_at, r[0]), reverse=query.sort == "recent")
             elif query.sort in ("stale", "recalled"):
                 rows.sort(
                     key=lambda r: (
