@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import json
 import math
-import time
 from collections.abc import Callable
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
@@ -30,8 +29,9 @@ from tinycontext.ports.embedder import Vector
 from tinycontext.ports.store import Scope, Scored
 
 from .connection import ConnectionPool
+from .filter_share import share as filter_share
+from .filter_share import upper_bound
 from .filtering import filter_sql, where_sql
-from .ivf import count_ttl
 from .mirror import VectorMirror
 from .mirror_times import Reader, TimeFilter
 from .rows import COLUMNS, WIDTH, memory_from_row, scope_sql
@@ -61,67 +61,9 @@ def _passes(memory: Memory, filters: MemoryFilter, labels: set[str]) -> bool:
     return not labels or labels.issubset(labels_of(memory.tags, memory.metadata))
 
 
-def _bounded(pool: ConnectionPool, sql: str, params: list[Any], cap: int) -> int:
-    return int(pool.read(f"SELECT count(*) FROM ({sql} LIMIT ?)", [*params, cap])[0][0])
-
-
-def _upper_bound(pool: ConnectionPool, filters: MemoryFilter, cap: int) -> int:
-    """At most how many memories the filter lets through, counted on indexes only (capped
-    at `cap`; the rarest label or the time range decides)."""
-    best = cap
-    for label in filters.labels:
-        best = min(best, _bounded(
-            pool, "SELECT 1 FROM memory_labels WHERE label = ?", [label], best))
-    until = filters.until
-    if filters.as_of is not None:
-        until = min(until or filters.as_of, filters.as_of)
-    if filters.since is not None or until is not None:
-        best = min(best, _bounded(
-            pool, "SELECT 1 FROM memories WHERE created_at >= ? AND created_at <= ?",
-            [filters.since or "", until or "~"], best))
-    return best
-
-
-SHARE_CAP = 5000  # index entries counted at most to size a broad filter's search
-_label_counts: dict[tuple[str, str], tuple[float, int]] = {}
-
-
-def _label_count(pool: ConnectionPool, label: str) -> int:
-    """Memories holding a label, cached a while (it only sizes the search)."""
-    key, now = (str(pool.path), label), time.monotonic()
-    hit = _label_counts.get(key)
-    if hit is not None and now - hit[0] < count_ttl(hit[1]):
-        return hit[1]
-    count = int(pool.read("SELECT count(*) FROM memory_labels WHERE label = ?", [label])[0][0])
-    if len(_label_counts) > 1024:
-        _label_counts.clear()
-    _label_counts[key] = (now, count)
-    return count
-
-
 def _label_rows(pool: ConnectionPool, label: str) -> Callable[[], list[int]]:
     return lambda: [int(r[0]) for r in pool.read(
         "SELECT seq FROM memory_labels WHERE label = ?", [label])]
-
-
-def _share(pool: ConnectionPool, filters: MemoryFilter, rows: int) -> float:
-    """About the filter's share of `rows` vectors: its rarest label's, or its time window's
-    (counted on the index up to SHARE_CAP inside or outside the window; else a half)."""
-    total = max(rows, 1)
-    share = min([1.0, *(_label_count(pool, label) / total for label in filters.labels)])
-    if filters.since is None and filters.until is None:
-        return share
-    since, until = filters.since or "", filters.until or "~"
-    inside_sql = "SELECT 1 FROM memories WHERE created_at >= ? AND created_at <= ?"
-    outside_sql = "SELECT 1 FROM memories WHERE created_at < ? OR created_at > ?"
-    # A window that starts somewhere is mostly recent and small: count it; one that only
-    # ends (an "as of", an until) is mostly large: count what it leaves out first.
-    for sql, inside in ((inside_sql, True), (outside_sql, False))[
-            :: 1 if filters.since is not None else -1]:
-        found = _bounded(pool, sql, [since, until], SHARE_CAP)
-        if found < SHARE_CAP:
-            return min(share, found / total if inside else 1.0 - found / total)
-    return min(share, 0.5)
 
 
 def exact(
@@ -144,7 +86,7 @@ def _current(
     """Live memories under a filter without `as_of`, searched in SQL (no mirror)."""
     filters = scope.filters
     assert filters is not None
-    if _upper_bound(dense.pool, filters, EXACT_ROWS + 1) > EXACT_ROWS:
+    if upper_bound(dense.pool, filters, EXACT_ROWS + 1) > EXACT_ROWS:
         return _widened(dense, vector, model_key, scope, limit, in_scope)
     where, params = scope_sql(scope, "m")
     conditions, condition_params = where_sql(filters, "m")
@@ -243,7 +185,7 @@ def _widened(
     filters = scope.filters
     assert filters is not None
     plain = replace(scope, filters=None)
-    share = max(_share(dense.pool, filters, in_scope), 1 / max(in_scope, 1))
+    share = max(filter_share(dense.pool, filters, in_scope), 1 / max(in_scope, 1))
     wanted = max(limit, math.ceil(SURPLUS * limit / share) if share < 1.0 else 0)
     labels = set(filters.labels)
     while wanted <= WIDEST:

@@ -14,6 +14,7 @@ from tinycontext.ports.store import Scope, Scored
 
 from .connection import ConnectionPool
 from .dense import DenseRetrieval
+from .filter_share import share
 from .filtering import where_sql
 from .ivf import IvfIndex
 from .pages import varint
@@ -25,6 +26,9 @@ RECALL_BM25 = f"bm25(memory_fts, 0.0, 1.0, {KEYWORD_CONTEXT_WEIGHT})"
 MIN_POSTINGS = 3000
 POSTINGS_PER_RESULT = 10
 RAREST_WORD_CAP = 4
+# A filter letting through at least this share of the memories is searched as the whole
+# store is (best matches first, then their rows); a narrower one lets its rows drive.
+BROAD = 0.2
 
 
 def fts5_idf(documents: int, rows: int) -> float:
@@ -113,10 +117,13 @@ class Retrieval(DenseRetrieval):
         df = self._frequencies(stemmed)
         if not df:
             return 0.0
+        rows = self._indexed_rows()
+        return sum(fts5_idf(min(df[fold(t)] for t in g), rows) for g in stemmed)
+
+    def _indexed_rows(self) -> int:
         # FTS5 keeps the row count in its averages record (a varint first): no count(*).
         record = self._pool.read("SELECT block FROM memory_fts_data WHERE id = 1")
-        rows = varint(record[0][0], 0)[0] if record and record[0][0] else 0
-        return sum(fts5_idf(min(df[fold(t)] for t in g), rows) for g in stemmed)
+        return varint(record[0][0], 0)[0] if record and record[0][0] else 0
 
     def keyword_search(
         self, groups: Sequence[Sequence[str]], scope: Scope, limit: int
@@ -128,21 +135,29 @@ class Retrieval(DenseRetrieval):
         # Recall reads the stems of the memory's own words and of its save-time context.
         match = f"{{stems context}} : ({any_word})"
         where, params = scope_sql(scope, "m")
-        life, life_params = where_sql(scope.filters, "m")
-        if scope.session_id is None and not scope.exact and not scope.filters:
-            # Whole store: nearly every match is in scope, so rank inside FTS5 first and
-            # look up only the best rows (one memories lookup per row is the main cost).
-            wanted = 2 * limit + 20
+        part = 1.0
+        if scope.filters and scope.session_id is None and not scope.exact:
+            part = share(self._pool, scope.filters, self._indexed_rows())
+        if scope.session_id is None and not scope.exact and part >= BROAD:
+            # Whole store, or a broad filter: most matches are in scope, so rank inside
+            # FTS5 first and look up only the best rows (one memories lookup per row is the
+            # main cost), as many more as the filter's share asks.
+            wanted = math.ceil((2 * limit + 20) / part)
+            each, each_params = where_sql(scope.filters, "m", each=True)
+            # CROSS JOIN keeps the best matches the outer loop: with a filter's conditions
+            # on memories the planner would rather walk a memories index.
+            join = "CROSS JOIN" if scope.filters else "JOIN"
             rows = self._pool.read(
                 f"WITH hits AS (SELECT rowid, {RECALL_BM25} AS s FROM memory_fts "
                 "WHERE memory_fts MATCH ? ORDER BY s, rowid DESC LIMIT ?) "
-                f"SELECT {COLUMNS}, -h.s FROM hits h JOIN memories m ON m.seq = h.rowid "
-                f"WHERE m.superseded_by IS NULL{where} "
+                f"SELECT {COLUMNS}, -h.s FROM hits h {join} memories m ON m.seq = h.rowid "
+                f"WHERE {(each + where)[len(' AND '):]} "
                 "ORDER BY h.s, m.created_at DESC, m.id LIMIT ?",
-                [match, wanted, *params, limit],
+                [match, wanted, *each_params, *params, limit],
             )
             if len(rows) == limit or not self._more_matches(match, wanted):
                 return [Scored(memory_from_row(r), float(r[WIDTH])) for r in rows]
+        life, life_params = where_sql(scope.filters, "m")
         # With a filter the keyword index must still drive (CROSS JOIN pins it outside): a
         # walk of a tag's rows asking FTS5 about each would cost a full match per row.
         join = "CROSS JOIN" if scope.filters else "JOIN"
