@@ -147,6 +147,24 @@ def hooks(runs: dict[str, dict[str, Any]], plot: Callable[..., str]) -> str:
                 speed_["cold_p50_ms"], f"{speed_['cold_gave_up']}/{speed_['cold_calls']}"]])])
 
 
+def filters(runs: dict[str, dict[str, Any]], plot: Callable[..., str]) -> str:
+    run = runs["filters"]
+    res = run["results"]
+    base = res["cases"][0]["p95_ms"]
+    rows = [[c["case"], c["p50_ms"], c["p95_ms"], f"{c['p95_ms'] / base:.2f}x",
+             f"{c['dense_recall_at_10']:.3f}"] for c in res["cases"]]
+    built = res["build"]
+    return "\n".join([
+        "## " + TITLES["filters"], "", provenance(run), "",
+        f"One SQLite store of {built['size']:,} memories and {built['rows'] - built['size']:,} "
+        f"replaced versions ({pct(built['versioned']):.0f}% of the memories have 1-5 older "
+        "versions); recall through the service, query embedding included. Dense recall@10 "
+        "compares the filtered vector search with brute force over every vector that passes "
+        "the filter.", "",
+        table(["case", "recall p50 ms", "recall p95 ms", "p95 / unfiltered",
+               "dense recall@10"], rows)])
+
+
 def generic(name: str, run: dict[str, Any]) -> str:
     """A benchmark without its own section: its numeric results, flattened."""
     rows: list[list[Any]] = []
@@ -165,9 +183,10 @@ def generic(name: str, run: dict[str, Any]) -> str:
 
 SECTIONS: dict[str, Callable[[dict[str, dict[str, Any]], Callable[..., str]], str]] = {
     "locomo": locomo, "speed": speed, "token_savings": token_savings, "hooks": hooks,
+    "filters": filters,
 }
 OWNED = {"locomo": ["locomo", "locomo-plain"], "speed": ["speed"],
-         "token_savings": ["token_savings"], "hooks": ["hooks"]}
+         "token_savings": ["token_savings"], "hooks": ["hooks"], "filters": ["filters"]}
 
 
 def make_plotter(images: Path, out: Path, write_to: Path | None) -> Callable[..., str]:
