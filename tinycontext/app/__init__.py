@@ -1,7 +1,7 @@
-"""The application core: the use cases over the ports (issue 14).
+"""The application core: the use cases over the ports.
 
-- service.py: MemoryService, the six operations (typed and as the Python API's dicts), the
-  management queries and export/import entry points;
+- service.py: MemoryService, the six typed operations (the Python API, tinycontext.entry.api,
+  returns their dicts), the management queries and export/import entry points;
 - core.py: what every use case shares (ports, settings, model key, token cost, id/ref lookup);
 - saving.py, recalling.py, browsing.py, editing.py: the operations' work;
 - queries.py: management queries; transfer.py: JSON Lines export/import (the record format is
