@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import functools
 import json
 import os
 import platform
@@ -127,11 +128,18 @@ def make_embedder(model: str, models_dir: Path, batch_size: int = 32) -> Any:
         from tinycontext.testing import HashEmbedder
 
         return HashEmbedder(dimensions=384, key="hash-384")
+    return _model_embedder(model, str(models_dir), batch_size)
+
+
+@functools.cache
+def _model_embedder(model: str, models_dir: str, batch_size: int) -> Any:
+    """One load per model choice in a benchmark process (each service's container loads its
+    own model, so the benchmark keeps the one it took)."""
     from tinycontext import TinyContextConfig, build_service
     from tinycontext.testing import InMemoryStore
 
-    # The default service's own embedder (the model loaded once per process), taken from a
-    # service over an in-memory store so that no file is opened for it.
+    # The default service's own embedder, taken from a service over an in-memory store so
+    # that no file is opened for it (closing the service leaves the model loaded).
     config = TinyContextConfig(embedding_model=model, models_dir=str(models_dir),
                                embedding_batch_size=batch_size)
     service = build_service(config, store=InMemoryStore(), background=False)

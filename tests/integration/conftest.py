@@ -34,9 +34,11 @@ def sqlite_service(db_path: Path) -> Iterator[MemoryService]:
 @pytest.fixture(scope="session")
 def real_embedder():  # type: ignore[no-untyped-def]
     """The default ONNX model, loaded once for the whole test session."""
-    from tinycontext.entry.container import shared_embedder
+    from tinycontext.entry.container import Models
 
-    return shared_embedder("balanced", "/nonexistent-models-dir", 32)
+    config = TinyContextConfig(embedding_model="balanced", models_dir="/nonexistent-models-dir",
+                               embedding_batch_size=32)
+    return Models().embedder(config)
 
 
 @pytest.fixture

@@ -44,9 +44,10 @@ QUERIES = ["Which database does billing use?", "What instrument is the kid study
 
 def _service(path: Path, embedder: Any) -> MemoryService:
     counter = itertools.count(1)
+    store = SqliteStore(path)
     return MemoryService(
-        SqliteStore(path), embedder, TiktokenTokenizer(), FixedClock(),
-        TinyContextConfig(memory_db_path=str(path)), background=False,
+        store, embedder, TiktokenTokenizer(), FixedClock(),
+        TinyContextConfig(memory_db_path=str(path)), background=False, release=store.close,
         new_id=lambda: f"{next(counter):08x}-1111-4222-8333-444444444444",
     )
 

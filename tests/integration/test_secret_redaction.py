@@ -34,9 +34,10 @@ STORED_UPDATE = "Billing moved: postgresql://billing:[redacted:password]@db.inte
 
 def _service(db: Path, **config: Any) -> MemoryService:
     counter = itertools.count(1)
+    store = SqliteStore(db)
     return MemoryService(
-        SqliteStore(db), HashEmbedder(), WordTokenizer(), FixedClock(),
-        TinyContextConfig(memory_db_path=str(db), **config), background=False,
+        store, HashEmbedder(), WordTokenizer(), FixedClock(),
+        TinyContextConfig(memory_db_path=str(db), **config), background=False, release=store.close,
         new_id=lambda: f"{next(counter):08x}-0000-4000-8000-000000000000",
     )
 

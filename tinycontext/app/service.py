@@ -67,7 +67,11 @@ class MemoryService:
         config: TinyContextConfig | None = None,
         new_id: Callable[[], str] = lambda: str(uuid.uuid4()),
         background: bool = True,
+        release: Callable[[], None] | None = None,
     ) -> None:
+        # The store is a port, not the service's to close: whoever composed the service says
+        # what its close() also releases (the composition root closes the store it opened).
+        self._release = release
         # The stage hook resolves `self._stage` on each call, so a subclass's override
         # (telemetry's spans) reaches the use cases.
         self.core = Core(store, embedder, tokenizer, clock, config or TinyContextConfig(),
@@ -248,6 +252,13 @@ class MemoryService:
         """Import an export's JSON Lines (see transfer.py for the guarantees)."""
         return transfer.import_jsonl(self.core, lines, batch_size, progress)
 
-    def close(self) -> None:
+    def stop(self) -> None:
+        """Stop the background re-embedding (what the service itself runs)."""
         self.reindexer.stop()
-        self.store.close()
+
+    def close(self) -> None:
+        """Stop, then release what the composer asked to (e.g. close the store it opened)."""
+        release, self._release = self._release, None
+        self.stop()
+        if release is not None:
+            release()

@@ -3,9 +3,9 @@
 These are the operations' dict forms (each the typed result's `to_dict()`); the service
 itself has only the typed operations.
 
-Services come from the container's `build_service`, with the config built in
-code: the Python API never reads the environment (server processes do, in
-tinycontext.entry.bootstrap).
+The process has one container (built on first use), and each config its service from it: every
+service shares the container's loaded model and vocabulary. Configs are built in code: the
+Python API never reads the environment (server processes do, in tinycontext.entry.bootstrap).
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from typing import Any
 from tinycontext.app.service import MemoryService
 from tinycontext.config.engine import TinyContextConfig
 from tinycontext.domain.memory import MemoryInput
-from tinycontext.entry.container import build_service
+from tinycontext.entry.container import Container, config_service, create_container
 
 __all__ = [
     "save_memories", "recall_memories", "list_memories", "get_memory", "update_memory",
@@ -26,6 +26,7 @@ __all__ = [
 
 _lock = threading.Lock()
 _services: dict[TinyContextConfig, MemoryService] = {}
+_container: Container | None = None  # the process's one container, built on first use
 
 
 def service_for(config: TinyContextConfig | None = None) -> MemoryService:
@@ -34,13 +35,21 @@ def service_for(config: TinyContextConfig | None = None) -> MemoryService:
     with _lock:
         service = _services.get(key)
         if service is None:
-            service = build_service(key)
+            service = config_service(_process_container(), key)
             _services[key] = service
         return service
 
 
+def _process_container() -> Container:
+    global _container
+    if _container is None:
+        _container = create_container()
+    return _container
+
+
 def close_all() -> None:
-    """Close every service the module-level functions opened."""
+    """Close every service the module-level functions opened (and with each its store); the
+    loaded model stays for the next call."""
     with _lock:
         for service in _services.values():
             service.close()

@@ -24,14 +24,14 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
 if TYPE_CHECKING:
+    from tinycontext.app.service import MemoryService
     from tinycontext.config.engine import TinyContextConfig
     from tinycontext.config.settings import ServerVariables
-    from tinycontext.entry.container import Container
     from tinycontext.hosted.serving import Serving
 
 __all__ = [
     "ProcessSettings", "read_settings", "read_variables", "setup_logging", "bind_address",
-    "open_server", "serve", "engine_container",
+    "open_server", "serve", "engine_service",
 ]
 
 
@@ -114,9 +114,10 @@ def serve(transport: Literal["stdio", "http"], run: Callable[[Serving], None],
     return 0
 
 
-def engine_container(settings: ProcessSettings | None = None) -> Container:
-    """The container of a one-off command (import): the configured store, nothing served."""
-    from tinycontext.entry.container import create_container
+def engine_service(settings: ProcessSettings | None = None) -> MemoryService:
+    """The service of a one-off command (import, a hook): the configured store, nothing
+    served; closing it shuts its container down (the store closes with it)."""
+    from tinycontext.entry.container import build_service
 
-    return create_container((settings or read_settings()).config)
+    return build_service((settings or read_settings()).config)
 

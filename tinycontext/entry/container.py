@@ -1,20 +1,23 @@
 """The composition root: the only module that knows dependency-injector.
 
-Providers point at plain constructors. The embedding model and token vocabulary are shared by
-every container in the process (hosted mode runs one store per user but one model), so they
-come from process-wide caches rather than per-container singletons.
+One container per process owns every long-lived part: the embedding model and the token
+vocabulary (loaded once per model choice, however many stores use them), the clock, and a
+single-user process's store and service as Resources it closes, service first. Hosted mode's
+per-user services and the Python API's per-config services come from a Factory over the same
+shared parts; each of those is closed with its own store. Providers point at plain constructors.
 """
 
 from __future__ import annotations
 
 import threading
-from collections.abc import Mapping
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 from dependency_injector import containers, providers
 
 from tinycontext.app.service import MemoryService
-from tinycontext.app.service_source import OneService, Services
+from tinycontext.app.service_source import Services
 from tinycontext.config.engine import TinyContextConfig
 from tinycontext.hosted.parts import ProcessParts
 from tinycontext.ports.clock import Clock
@@ -23,21 +26,37 @@ from tinycontext.ports.store import Store
 from tinycontext.ports.tokenizer import Tokenizer
 from tinycontext.telemetry.setup import instrumented_service
 
-_shared_lock = threading.Lock()
-_embedders: dict[tuple[str, str, int], Embedder] = {}
 
+class Models:
+    """The embedders and token vocabularies one container loaded, one per model choice (a
+    server has one config; the Python API may be handed several)."""
 
-def shared_embedder(embedding_model: str, models_dir: str, batch_size: int) -> Embedder:
-    """One embedder (one loaded model) per process and model choice."""
-    key = (embedding_model, models_dir, batch_size)
-    with _shared_lock:
-        embedder = _embedders.get(key)
-        if embedder is None:
-            from tinycontext.adapters.embedding.models import create_embedder
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._embedders: dict[tuple[str, str, int], Embedder] = {}
+        self._tokenizers: dict[str, Tokenizer] = {}
 
-            embedder = create_embedder(embedding_model, Path(models_dir), batch_size)
-            _embedders[key] = embedder
-        return embedder
+    def embedder(self, config: TinyContextConfig) -> Embedder:
+        key = (config.embedding_model, config.models_dir, config.embedding_batch_size)
+        with self._lock:
+            embedder = self._embedders.get(key)
+            if embedder is None:
+                from tinycontext.adapters.embedding.models import create_embedder
+
+                embedder = create_embedder(key[0], Path(key[1]), key[2])
+                self._embedders[key] = embedder
+            return embedder
+
+    def tokenizer(self, config: TinyContextConfig) -> Tokenizer:
+        encoding = config.token_encoding
+        with self._lock:
+            tokenizer = self._tokenizers.get(encoding)
+            if tokenizer is None:
+                from tinycontext.adapters.embedding.tiktoken_tokenizer import TiktokenTokenizer
+
+                tokenizer = TiktokenTokenizer(encoding)
+                self._tokenizers[encoding] = tokenizer
+            return tokenizer
 
 
 def sqlite_key(config: TinyContextConfig) -> bytes | None:
@@ -73,7 +92,7 @@ def sqlite_key_material(config: TinyContextConfig) -> bytes | None:
     return material
 
 
-def _store(config: TinyContextConfig) -> Store:
+def open_store(config: TinyContextConfig) -> Store:
     """SQLite at `memory_db_path` by default (encrypted when a key is configured); PostgreSQL
     when `store_url` is set (nothing connects yet)."""
     if not config.store_url:
@@ -86,10 +105,37 @@ def _store(config: TinyContextConfig) -> Store:
     return PostgresStore(config.store_url)
 
 
-def _tokenizer(encoding: str) -> Tokenizer:
-    from tinycontext.adapters.embedding.tiktoken_tokenizer import TiktokenTokenizer
+def _opened(config: TinyContextConfig) -> Iterator[Store]:
+    """The configured store, closed when the container shuts its resources down."""
+    yield from _closing(open_store(config))
 
-    return TiktokenTokenizer(encoding)
+
+def _closing(store: Store) -> Iterator[Store]:
+    try:
+        yield store
+    finally:
+        store.close()
+
+
+def _running(store: Store, embedder: Embedder, tokenizer: Tokenizer, clock: Clock,
+             config: TinyContextConfig, background: bool = True,
+             release: Callable[[], None] | None = None) -> Iterator[MemoryService]:
+    """The single-user service, its background re-embedding stopped before the store closes."""
+    service = instrumented_service(store=store, embedder=embedder, tokenizer=tokenizer,
+                                   clock=clock, config=config, background=background,
+                                   release=release)
+    try:
+        yield service
+    finally:
+        service.stop()
+
+
+def _embedder(models: Models, config: TinyContextConfig) -> Embedder:
+    return models.embedder(config)
+
+
+def _tokenizer(models: Models, config: TinyContextConfig) -> Tokenizer:
+    return models.tokenizer(config)
 
 
 def _clock() -> Clock:
@@ -100,22 +146,18 @@ def _clock() -> Clock:
 
 class Container(containers.DeclarativeContainer):
     config = providers.Dependency(instance_of=TinyContextConfig)
-    store = providers.Singleton(_store, config=config)
-    embedder = providers.Singleton(
-        shared_embedder,
-        embedding_model=config.provided.embedding_model,
-        models_dir=config.provided.models_dir,
-        batch_size=config.provided.embedding_batch_size,
-    )
-    tokenizer = providers.Singleton(_tokenizer, encoding=config.provided.token_encoding)
+    models = providers.Singleton(Models)
+    embedder = providers.Singleton(_embedder, models=models, config=config)
+    tokenizer = providers.Singleton(_tokenizer, models=models, config=config)
     clock = providers.Singleton(_clock)
+    store = providers.Resource(_opened, config=config)
     # A plain MemoryService, or a traced one when an OpenTelemetry provider is installed.
-    service = providers.Singleton(
-        instrumented_service,
-        store=store, embedder=embedder, tokenizer=tokenizer, clock=clock, config=config,
+    service = providers.Resource(
+        _running, store=store, embedder=embedder, tokenizer=tokenizer, clock=clock,
+        config=config,
     )
-    # Hosted mode: one service per user, each over its own store (and, for SQLite, its own
-    # config), sharing this container's model, vocabulary and clock.
+    # Hosted mode's per-user and the Python API's per-config services: each over its own
+    # store (given, with `release` closing it), sharing this container's model and clock.
     tenant_service = providers.Factory(
         instrumented_service, embedder=embedder, tokenizer=tokenizer, clock=clock,
     )
@@ -126,9 +168,41 @@ def create_container(config: TinyContextConfig | None = None) -> Container:
     return Container(config=config or TinyContextConfig())
 
 
+class ContainerServices(Services):
+    """A single-user process's one service, from its container; closing it shuts the
+    container's resources down (the service's re-embedding stops, then the store closes)."""
+
+    def __init__(self, container: Container) -> None:
+        self._container = container
+        self._lock = threading.Lock()
+
+    def current(self) -> MemoryService:
+        with self._lock:  # requests may race to the first build: one service, one store
+            return self._container.service()
+
+    def warm(self) -> None:
+        self.current()  # the store opens too: a large store's vector mirror starts loading
+        self._container.tokenizer().count("warm up")
+        self._container.embedder().embed(["warm up"])
+
+    def close(self) -> None:
+        with self._lock:
+            self._container.shutdown_resources()
+
+
 def container_services(container: Container) -> Services:
     """What the inbound adapters are handed for a single-user container: its one service."""
-    return OneService(container.service)
+    return ContainerServices(container)
+
+
+@dataclass(frozen=True)
+class Ports:
+    """Ports a caller gives in place of the container's own (None: the container's)."""
+
+    store: Store | None = None
+    embedder: Embedder | None = None
+    tokenizer: Tokenizer | None = None
+    clock: Clock | None = None
 
 
 class ContainerParts(ProcessParts):
@@ -140,14 +214,14 @@ class ContainerParts(ProcessParts):
         self._eager = eager
 
     def single(self) -> Services:
+        services = ContainerServices(self._container)
         if self._eager:  # ports given by the caller: the service is built now, as before
-            service = self._container.service()
-            return OneService(lambda: service)
-        return container_services(self._container)
+            services.current()
+        return services
 
     def tenant_service(self, store: Store, config: TinyContextConfig) -> MemoryService:
         return self._container.tenant_service(store=store, config=config,
-                                              background=self._background)
+                                              background=self._background, release=store.close)
 
     def key_material(self, config: TinyContextConfig) -> bytes | None:
         return sqlite_key_material(config)
@@ -166,19 +240,20 @@ def process_parts(
     background: bool = True,
 ) -> ContainerParts:
     """The one container of a server process, with any shared port replaced (tests)."""
-    given = {"embedder": embedder, "tokenizer": tokenizer, "clock": clock}
-    container = _configured(config, given, background)
-    eager = any(value is not None for value in given.values()) or not background
+    container = _configured(config, Ports(None, embedder, tokenizer, clock), background)
+    eager = any(port is not None for port in (embedder, tokenizer, clock)) or not background
     return ContainerParts(container, background, eager)
 
 
-def _configured(config: TinyContextConfig | None, ports: Mapping[str, object | None],
-                background: bool) -> Container:
+def _configured(config: TinyContextConfig | None, ports: Ports, background: bool) -> Container:
     """A fresh container with the given ports (those not None) in place of its own."""
     container = create_container(config)
-    for name, value in ports.items():
+    if ports.store is not None:  # the container closes it with the service, as its own
+        container.store.override(providers.Resource(_closing, ports.store))
+    for provider, value in ((container.embedder, ports.embedder),
+                            (container.tokenizer, ports.tokenizer), (container.clock, ports.clock)):
         if value is not None:
-            getattr(container, name).override(providers.Object(value))
+            provider.override(providers.Object(value))
     if not background:
         container.service.add_kwargs(background=False)
     return container
@@ -193,6 +268,19 @@ def build_service(
     clock: Clock | None = None,
     background: bool = True,
 ) -> MemoryService:
-    """A MemoryService from the config, with any port replaced by the caller's own object."""
-    ports = {"store": store, "embedder": embedder, "tokenizer": tokenizer, "clock": clock}
-    return _configured(config, ports, background).service()
+    """A MemoryService from a container of its own, with any port replaced by the caller's
+    own object; closing the service shuts that container down (the store closes with it)."""
+    container = _configured(config, Ports(store, embedder, tokenizer, clock), background)
+    container.service.add_kwargs(release=container.shutdown_resources)
+    return container.service()
+
+
+def config_service(container: Container, config: TinyContextConfig) -> MemoryService:
+    """A service over `config`'s own store, sharing the container's loaded models (the Python
+    API's per-config services); closing the service closes that store."""
+    models = container.models()
+    store = open_store(config)
+    return container.tenant_service(
+        store=store, config=config, embedder=models.embedder(config),
+        tokenizer=models.tokenizer(config), release=store.close,
+    )

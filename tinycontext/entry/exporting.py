@@ -120,7 +120,8 @@ def cmd_export(args: argparse.Namespace) -> int:
               file=sys.stderr)
         return 0
     material = export_key(args, config)
-    store = create_container(config).store()
+    container = create_container(config)
+    store = container.store()
     try:
         if args.session is not None and not store.session_exists(args.session):
             print(f"tinycontext export: no memory was ever saved in session {args.session!r} "
@@ -143,7 +144,7 @@ def cmd_export(args: argparse.Namespace) -> int:
               "memory to FILE for `tinycontext import` into a fresh store.", file=sys.stderr)
         return 1
     finally:
-        store.close()
+        container.shutdown_resources()
     print(f"tinycontext export: {_count(count, 'memory', 'memories')} written.", file=sys.stderr)
     return 0
 

@@ -51,7 +51,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from tinycontext.domain.errors import TinyContextError
-    from tinycontext.entry.bootstrap import engine_container
+    from tinycontext.entry.bootstrap import engine_service
     from tinycontext.importers.importing import import_file
     from tinycontext.importers.report import ImportOptions
 
@@ -61,8 +61,7 @@ def run(args: argparse.Namespace) -> int:
         session_id=args.session, tags=tuple(args.tags), include_assistant=args.include_assistant,
         dry_run=args.dry_run, batch_size=args.batch_size or 64,
     )
-    container = engine_container()
-    service = container.service()
+    service = engine_service()
     bar = _Progress(args.fmt)
     try:
         summary = import_file(service, args.fmt, Path(args.file), options, bar)
@@ -161,7 +160,7 @@ def _own_export(args: argparse.Namespace) -> int:
     from tinycontext.app.transfer import ImportReport, import_jsonl
     from tinycontext.config.keys import key_material
     from tinycontext.domain.records import ImportFormatError
-    from tinycontext.entry.bootstrap import engine_container
+    from tinycontext.entry.bootstrap import engine_service
     from tinycontext.importers.own_format import export_lines
 
     if args.session or args.tags or args.include_assistant:
@@ -177,17 +176,17 @@ def _own_export(args: argparse.Namespace) -> int:
                   f"re-embedded {report.reembedded}) through line {report.lines}...",
                   file=sys.stderr, flush=True)
 
-    container = engine_container()
+    service = engine_service()
     try:
-        with export_lines(args.file, key_material(container.config())) as source:
-            report = import_jsonl(container.service(), source,
+        with export_lines(args.file, key_material(service.config)) as source:
+            report = import_jsonl(service, source,
                                   max(1, args.batch_size or 256), progress)
     except (ImportFormatError, SealedFileError) as exc:
         where = "stdin" if args.file == "-" else args.file
         print(f"tinycontext import: {where}: {getattr(exc, 'message', exc)}", file=sys.stderr)
         return 1
     finally:
-        container.service().close()
+        service.close()
     print(f"tinycontext import: {report.imported} imported, {report.already_present} already "
           f"present, {report.reembedded} re-embedded ({report.lines} lines).", file=sys.stderr)
     if report.redacted:

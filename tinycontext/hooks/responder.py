@@ -194,10 +194,10 @@ def open_responder(env: Mapping[str, str], place: Place) -> Responder:
     """The responder of this environment's store; on a configuration or store error, one that
     answers that error until the service goes idle."""
     try:
-        from tinycontext.entry.bootstrap import engine_container, read_settings
+        from tinycontext.entry.bootstrap import engine_service, read_settings
 
         settings = read_settings(env)
-        service: MemoryService = engine_container(settings).service()
+        service: MemoryService = engine_service(settings)
         return StoreResponder(service, settings.config, SeenSessions(place.seen))
     except TinyContextError as exc:
         log.warning("the store could not be opened: %s", exc.code)
