@@ -118,8 +118,7 @@ def loads() -> list[float]:
 
 
 def run_streaming(args: argparse.Namespace, folder: Path, progress: Progress) -> dict[str, Any]:
-    from tinycontext.importers.importing import import_file
-    from tinycontext.importers.report import ImportOptions
+    from tinycontext import import_memories
 
     texts = RealisticText(args.data).memory_texts(seed=3, distinct=False)
     path = folder / "big.json"
@@ -129,20 +128,19 @@ def run_streaming(args: argparse.Namespace, folder: Path, progress: Progress) ->
     service = make_service(folder / "dry.db", "hash")
     rss_before, peak_before = current_rss_mb(), peak_rss_mb()
     started = time.perf_counter()
-    summary = import_file(service, "chatgpt", path, ImportOptions(dry_run=True))
+    summary = import_memories(str(path), "chatgpt", dry_run=True, service=service)
     seconds = time.perf_counter() - started
     service.close()
     path.unlink()
     progress(f"dry run over {size:.0f} MB: {seconds:.1f} s")
-    return {"file_mb": round(size, 1), "messages": summary.new, "seconds": round(seconds, 1),
+    return {"file_mb": round(size, 1), "messages": summary["new"], "seconds": round(seconds, 1),
             "mb_per_s": round(size / seconds, 1), "rss_before_mb": round(rss_before, 1),
             "peak_rss_before_mb": round(peak_before, 1),
             "peak_rss_after_mb": round(peak_rss_mb(), 1)}
 
 
 def run_scale(args: argparse.Namespace, folder: Path, progress: Progress) -> dict[str, Any]:
-    from tinycontext.importers.importing import import_file
-    from tinycontext.importers.report import ImportOptions
+    from tinycontext import import_memories
 
     texts = RealisticText(args.data).memory_texts(seed=5)
     path = folder / "conversations.json"
@@ -155,8 +153,8 @@ def run_scale(args: argparse.Namespace, folder: Path, progress: Progress) -> dic
             progress.tick(f"imported {done:,}/{total:,}")
 
     started = time.perf_counter()
-    summary = import_file(service, "chatgpt", path,
-                          ImportOptions(batch_size=args.batch_size), step).to_dict()
+    summary = import_memories(str(path), "chatgpt", service=service,
+                              batch_size=args.batch_size, progress=step)
     seconds = time.perf_counter() - started
     service.close()
     handled = summary["imported"] + summary["skipped_duplicates"]
@@ -169,9 +167,8 @@ def run_scale(args: argparse.Namespace, folder: Path, progress: Progress) -> dic
 
 
 def run_locomo(args: argparse.Namespace, folder: Path, progress: Progress) -> dict[str, Any]:
-    from tinycontext.importers.importing import import_file
+    from tinycontext import import_memories
     from tinycontext.importers.items import memory_id
-    from tinycontext.importers.report import ImportOptions
     from tinycontext.testing.retrievers import recall_scope
 
     conversations = load_locomo(args.data)[: args.limit]
@@ -179,8 +176,8 @@ def run_locomo(args: argparse.Namespace, folder: Path, progress: Progress) -> di
     ids = locomo_export(path, conversations)
     service = make_service(folder / "locomo.db", args.model, **settings(args))
     started = time.perf_counter()
-    summary = import_file(service, "chatgpt", path,
-                          ImportOptions(batch_size=args.locomo_batch_size)).to_dict()
+    summary = import_memories(str(path), "chatgpt", service=service,
+                              batch_size=args.locomo_batch_size)
     ingest = time.perf_counter() - started
     progress(f"LoCoMo export imported: {summary['imported']} memories in {ingest:.0f} s")
     boards = {"hybrid": Scoreboard(), "hybrid-default-budget": Scoreboard()}

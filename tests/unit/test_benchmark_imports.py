@@ -32,12 +32,8 @@ LEFT = {
     # The hook's own selection (floor, block budget) replayed over one recall per prompt for a
     # grid of floors; its speed half runs the real `tinycontext hook` subprocess.
     "benchmark_hooks.py": {"tinycontext.hooks.blocks", "tinycontext.hooks.responder"},
-    # The importer run on the benchmark's own service (its embedder, the hash smoke model)
-    # and the stable ids it gives (to credit LoCoMo turns).
-    "benchmark_import.py": {
-        "tinycontext.importers.importing", "tinycontext.importers.items",
-        "tinycontext.importers.report",
-    },
+    # The stable ids an import gives (to credit LoCoMo turns to the memories made of them).
+    "benchmark_import.py": {"tinycontext.importers.items"},
     "benchmark_locomo.py": {
         "tinycontext.adapters.sqlite", "tinycontext.app", "tinycontext.domain",
         "tinycontext.domain.recall", "tinycontext.domain.text",

@@ -11,11 +11,12 @@ Python API never reads the environment (server processes do, in tinycontext.entr
 from __future__ import annotations
 
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from tinycontext.app.service import MemoryService
 from tinycontext.config.engine import TinyContextConfig
+from tinycontext.domain.errors import InvalidRequestError
 from tinycontext.domain.memory import MemoryInput
 from tinycontext.entry.container import Container, config_service, create_container
 
@@ -129,11 +130,23 @@ def import_memories(
     dry_run: bool = False,
     *,
     config: TinyContextConfig | None = None,
+    service: MemoryService | None = None,
+    batch_size: int = 64,
+    progress: Callable[[int, int], None] | None = None,
 ) -> dict[str, Any]:
-    """`tinycontext import --from FORMAT PATH` as a function (docs/guides/importing.md)."""
+    """`tinycontext import --from FORMAT PATH` as a function (docs/guides/importing.md).
+
+    `service`: import into this one (from `build_service`, e.g. with your own ports) instead
+    of the config's; `batch_size`: memories embedded and saved at a time; `progress(done,
+    total)` is called as the import goes."""
     from tinycontext.importers.importing import import_file
     from tinycontext.importers.report import ImportOptions
 
+    if service is not None and config is not None:
+        raise InvalidRequestError("Pass config or service to import_memories, not both: "
+                                  "a service already has its config.")
     options = ImportOptions(session_id=session_id, tags=tuple(tags),
-                            include_assistant=include_assistant, dry_run=dry_run)
-    return import_file(service_for(config), from_format, path, options).to_dict()
+                            include_assistant=include_assistant, dry_run=dry_run,
+                            batch_size=batch_size)
+    target = service if service is not None else service_for(config)
+    return import_file(target, from_format, path, options, progress).to_dict()
