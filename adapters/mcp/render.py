@@ -2,8 +2,8 @@
 
 Every value that came from a user (content, refs, session ids) is XML-escaped, so stored text
 can never close a tag or forge an instruction block. Each recalled memory is wrapped in a tag
-no longer than `tinycontext.app.rendering.MEMORY_FRAME`, and the server passes that frame
-(`PROMPT_FRAMING`) to every recall, so the budget counts this text and it really fits
+no longer than `frame.MEMORY_FRAME`, and the server passes that frame (`frame.PROMPT_FRAMING`)
+to every recall, so the budget counts this text and it really fits
 `recall_max_tokens`. The results read are the application's typed results.
 """
 
@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from tinycontext.app.rendering import escape, tags_attribute
+from tinycontext.adapters.mcp.frame import escape, tags_attribute
 from tinycontext.app.results import ListPage, MemoryDetail, ProfileItem, RecallResult
 
 PROFILE_INTRO = (

@@ -18,10 +18,10 @@ from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
 from mcp_types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import Field, ValidationError
 
+from tinycontext.adapters.mcp.frame import PROMPT_FRAMING
 from tinycontext.app.callers import UNAUTHORIZED_MESSAGE, CallerCheck, LocalCallers, Refused
 from tinycontext.app.inputs import AtLeastOne, AtLeastZero, MemoryItem, MetadataValue
 from tinycontext.app.management import Management
-from tinycontext.app.rendering import PROMPT_FRAMING
 from tinycontext.app.request_scope import request_scope
 from tinycontext.app.results import Result
 from tinycontext.app.service_source import Source, service_source, warm_up

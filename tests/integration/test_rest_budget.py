@@ -9,6 +9,7 @@ import itertools
 
 from fastapi.testclient import TestClient
 
+from tinycontext.adapters.mcp.frame import PROMPT_FRAMING
 from tinycontext.adapters.rest.api import build_app
 from tinycontext.app.service import MemoryService
 from tinycontext.config.engine import TinyContextConfig
@@ -24,6 +25,7 @@ def _client() -> tuple[TestClient, MemoryService]:
         InMemoryStore(), HashEmbedder(), WordTokenizer(), FixedClock(),
         TinyContextConfig(profile_max_tokens=20), background=False,
         new_id=lambda: f"{next(counter):08x}-0000-4000-8000-000000000000",
+        recall_framing=PROMPT_FRAMING,  # the Python API's default, as the container builds it
     )
     client = TestClient(build_app(service, warm=False))
     saved = client.post("/save_memories", json={"memories": [
@@ -49,3 +51,19 @@ def test_the_rest_budget_counts_content_tokens_only() -> None:
     # The Python API (and MCP) still count the prompt frame around each memory: 9 + 6.
     python = service.recall(max_tokens=3 * each).to_dict()
     assert len(python["memories"]) == 1 and python["total_tokens"] == each + 6
+
+
+def test_the_composition_gives_built_services_the_prompt_frame(tmp_path) -> None:
+    # The Python API, the hooks and the web UI's Ask page recall with the service's default:
+    # the container's services count MCP's prompt frame; a hand-built service counts none.
+    from tinycontext.app.rendering import PLAIN
+    from tinycontext.entry.container import build_service
+
+    built = build_service(TinyContextConfig(memory_db_path=str(tmp_path / "m.db")),
+                          store=InMemoryStore(), embedder=HashEmbedder(),
+                          tokenizer=WordTokenizer(), clock=FixedClock(), background=False)
+    assert built.recall_framing == PROMPT_FRAMING
+    plain = MemoryService(InMemoryStore(), HashEmbedder(), WordTokenizer(), FixedClock())
+    assert plain.recall_framing == PLAIN
+    built.close()
+    plain.close()

@@ -61,7 +61,7 @@ def test_mcp_tools_take_and_show_tags(service: MemoryService) -> None:
 
 
 def test_tags_count_in_the_recall_budget(service: MemoryService) -> None:
-    from tinycontext.app.rendering import MEMORY_FRAME, PROMPT_FRAMING, tags_attribute
+    from tinycontext.adapters.mcp.frame import MEMORY_FRAME, PROMPT_FRAMING, tags_attribute
 
     tags = tuple(f"topic-{i}" for i in range(16))
     service.save([{"content": "alpha beta gamma", "tags": list(tags)},

@@ -18,6 +18,7 @@ import anyio
 from fastapi.testclient import TestClient
 from mcp import Client
 
+from tinycontext.adapters.mcp.frame import PROMPT_FRAMING
 from tinycontext.adapters.mcp.server import create_mcp_server
 from tinycontext.adapters.rest.api import build_app
 from tinycontext.app import management as views
@@ -42,6 +43,7 @@ def _service() -> MemoryService:
     return MemoryService(
         InMemoryStore(), HashEmbedder(), WordTokenizer(), FixedClock(), config,
         background=False, new_id=lambda: f"{next(counter):08x}-0000-4000-8000-000000000000",
+        recall_framing=PROMPT_FRAMING,  # the Python API's default, as the container builds it
     )
 
 

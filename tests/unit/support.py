@@ -10,7 +10,7 @@ from typing import Any
 from tinycontext.app.service import MemoryService
 from tinycontext.ports.embedder import Embedder, Vector
 
-# WordTokenizer counts the recall frame around each memory (rendering.MEMORY_FRAME) as 6 words:
+# WordTokenizer counts MCP's recall frame around each memory (adapters/mcp/frame.py) as 6 words:
 # <memory / index=.. / ref=.. / relevance=.. / created_at=..> / </memory>
 FRAME = 6
 

@@ -10,6 +10,7 @@ from dataclasses import replace
 
 import pytest
 
+from tinycontext.adapters.mcp.frame import PROMPT_FRAMING
 from tinycontext.adapters.web.queries import overview as web_overview
 from tinycontext.app.management import overview_view
 from tinycontext.app.service import MemoryService
@@ -25,6 +26,7 @@ def _service() -> MemoryService:
     return MemoryService(
         InMemoryStore(), HashEmbedder(), WordTokenizer(), FixedClock(), TinyContextConfig(),
         background=False, new_id=lambda: f"{next(counter):08x}-0000-4000-8000-000000000000",
+        recall_framing=PROMPT_FRAMING,  # as the container builds it
     )
 
 

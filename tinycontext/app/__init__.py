@@ -7,8 +7,8 @@
 - queries.py: management queries; transfer.py: JSON Lines export/import (the record format is
   domain/records.py);
 - reindex.py: background re-embedding; vectors.py: vector arithmetic; redacting.py: secrets;
-- results.py: the typed results every transport reads; rendering.py: how a transport frames
-  a returned memory (what a recall budget counts).
+- results.py: the typed results every transport reads; rendering.py: what a transport frames
+  a returned memory with (what a recall budget counts; MCP's frame is adapters/mcp/frame.py).
 
 Importing this package loads nothing else: import the module you need.
 """

@@ -31,7 +31,7 @@ from tinycontext.ports.store import Store
 from tinycontext.ports.token_embedder import TokenEmbedder
 from tinycontext.ports.tokenizer import Tokenizer
 
-from .rendering import Framing, tags_attribute
+from .rendering import Framing
 from .results import join_notices
 from .vectors import CONTEXT_KEY, TOKENS_KEY, RecentVectors, token_bits
 
@@ -137,8 +137,8 @@ class Core:
             if frame is None:
                 frame = self._frame_tokens[framing.frame] = self.tokenizer.count(framing.frame)
             tokens += frame
-        if framing.tags and memory.tags:
-            tokens += self.tokenizer.count(tags_attribute(memory.tags))
+        if framing.tags is not None and memory.tags:
+            tokens += self.tokenizer.count(framing.tags(memory.tags))
         return tokens
 
     def resolve(self, memory_id: object) -> Memory:

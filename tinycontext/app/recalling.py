@@ -22,7 +22,7 @@ from tinycontext.domain.text import recall_terms
 from tinycontext.ports.store import Scope, Scored
 
 from .core import Core
-from .rendering import PROMPT_FRAMING, Framing
+from .rendering import Framing
 from .results import ProfileItem, RecalledItem, RecallResult, Scores, metadata_of
 from .vectors import maxsim
 
@@ -31,7 +31,7 @@ PROFILE_POOL_LIMIT = 200
 
 def recent_recall(
     core: Core, session: str | None, budget: int, k: int, now: str,
-    framing: Framing = PROMPT_FRAMING, filters: MemoryFilter | None = None,
+    framing: Framing, filters: MemoryFilter | None = None,
 ) -> RecallResult:
     """The newest live episodic memories that fit the budget (no embedding, no counting)."""
     query = listing.build_list_query(session, EPISODIC, None, None, k, 0, "recent", None)
@@ -55,7 +55,7 @@ def recent_recall(
 
 def semantic_recall(
     core: Core, query: str, session: str | None, budget: int, k: int, now: str,
-    count: bool = True, framing: Framing = PROMPT_FRAMING, filters: MemoryFilter | None = None,
+    count: bool, framing: Framing, filters: MemoryFilter | None = None,
 ) -> RecallResult:
     """Hybrid retrieval (keyword + dense, fused, late interaction), then top_k and the budget;
     the chosen memories are counted as recalled unless `count` is False. Both retrievers
@@ -210,7 +210,7 @@ def historical_notice(as_of: str | None) -> str | None:
 
 
 def profile_pool(
-    core: Core, framing: Framing = PROMPT_FRAMING, as_of: str | None = None
+    core: Core, framing: Framing, as_of: str | None = None
 ) -> tuple[ProfileItem, ...]:
     """The newest profile memories that fit `profile_max_tokens`, attached to every recall
     (with `as_of`, the profile as it was then)."""

@@ -34,7 +34,7 @@ from . import browsing, editing, queries, transfer
 from .core import Core
 from .recalling import historical_notice, profile_pool, recent_recall, semantic_recall
 from .reindex import Reindexer
-from .rendering import PROMPT_FRAMING, Framing
+from .rendering import PLAIN, Framing
 from .results import (
     DeleteResult,
     ListPage,
@@ -68,10 +68,14 @@ class MemoryService:
         new_id: Callable[[], str] = lambda: str(uuid.uuid4()),
         background: bool = True,
         release: Callable[[], None] | None = None,
+        recall_framing: Framing = PLAIN,
     ) -> None:
         # The store is a port, not the service's to close: whoever composed the service says
         # what its close() also releases (the composition root closes the store it opened).
         self._release = release
+        # What a recall's budget counts around each memory when the caller names no framing:
+        # the composition gives the prompt frame of MCP (adapters/mcp/frame.py).
+        self.recall_framing = recall_framing
         # The stage hook resolves `self._stage` on each call, so a subclass's override
         # (telemetry's spans) reaches the use cases.
         self.core = Core(store, embedder, tokenizer, clock, config or TinyContextConfig(),
@@ -151,12 +155,14 @@ class MemoryService:
         as_of: str | None = None,
         *,
         count: bool = True,
-        framing: Framing = PROMPT_FRAMING,
+        framing: Framing | None = None,
     ) -> RecallResult:
         """`count=False` answers exactly the same but leaves recall counts alone: a person
         previewing what an agent would get (the web UI's Ask page) is not a recall.
         `framing` is what the caller's transport wraps around each memory: the budget
-        counts it (the default is the prompt text of MCP)."""
+        counts it (None: the service's `recall_framing`)."""
+        if framing is None:
+            framing = self.recall_framing
         self.reindexer.ensure_started()
         budget = _positive(max_tokens, "max_tokens", self.config.recall_max_tokens)
         if query is not None and not isinstance(query, str):

@@ -16,6 +16,7 @@ from pathlib import Path
 
 from dependency_injector import containers, providers
 
+from tinycontext.adapters.mcp.frame import PROMPT_FRAMING
 from tinycontext.app.service import MemoryService
 from tinycontext.app.service_source import Services
 from tinycontext.config.engine import TinyContextConfig
@@ -123,7 +124,7 @@ def _running(store: Store, embedder: Embedder, tokenizer: Tokenizer, clock: Cloc
     """The single-user service, its background re-embedding stopped before the store closes."""
     service = instrumented_service(store=store, embedder=embedder, tokenizer=tokenizer,
                                    clock=clock, config=config, background=background,
-                                   release=release)
+                                   release=release, recall_framing=PROMPT_FRAMING)
     try:
         yield service
     finally:
@@ -160,6 +161,7 @@ class Container(containers.DeclarativeContainer):
     # store (given, with `release` closing it), sharing this container's model and clock.
     tenant_service = providers.Factory(
         instrumented_service, embedder=embedder, tokenizer=tokenizer, clock=clock,
+        recall_framing=PROMPT_FRAMING,
     )
 
 

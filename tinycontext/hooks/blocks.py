@@ -10,8 +10,8 @@ from __future__ import annotations
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import replace
 
+from tinycontext.adapters.mcp.frame import escape
 from tinycontext.adapters.mcp.render import render_profile, render_recall
-from tinycontext.app.rendering import escape
 from tinycontext.app.results import ProfileItem, RecalledItem, RecallResult
 
 Counter = Callable[[str], int]

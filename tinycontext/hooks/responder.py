@@ -15,6 +15,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from tinycontext.adapters.mcp.frame import PROMPT_FRAMING
 from tinycontext.app.recalling import count_recalls
 from tinycontext.app.results import RecallResult
 from tinycontext.app.service import MemoryService
@@ -102,7 +103,7 @@ class StoreResponder(Responder):
     def _recall(self, query: str, budget: int, seen: set[str],
                 notice: str | None = None) -> str:
         result = self.service.recall(query[:MAX_QUERY_CHARS], max_tokens=max(budget, 1) * 3,
-                                     top_k=CANDIDATES, count=False)
+                                     top_k=CANDIDATES, count=False, framing=PROMPT_FRAMING)
         kept = above_floor(result.memories, self.config.hook_relevance_floor, seen)
         text, chosen = fit(result, kept, budget, self.service.tokenizer.count, notice=notice)
         self._given(chosen, seen)
@@ -120,7 +121,7 @@ class StoreResponder(Responder):
         project = project_session(self.config, request.get("cwd"))
         budget = self.config.hook_max_tokens
         result = self.service.recall(project or "", max_tokens=max(budget, 1) * 3,
-                                     top_k=CANDIDATES, count=False)
+                                     top_k=CANDIDATES, count=False, framing=PROMPT_FRAMING)
         kept = above_floor(result.memories, self.config.hook_relevance_floor, seen) \
             if project else []
         kept += [m for m in self._project_recent(project) if m.ref not in seen
@@ -135,7 +136,8 @@ class StoreResponder(Responder):
             return []
         try:
             recent: RecallResult = self.service.recall(None, session_id=project,
-                                                       top_k=PROJECT_RECENT)
+                                                       top_k=PROJECT_RECENT,
+                                                       framing=PROMPT_FRAMING)
         except TinyContextError as exc:
             if exc.code == "session_not_found":
                 return []
