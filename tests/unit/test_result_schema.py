@@ -48,3 +48,19 @@ def test_to_dict_leaves_out_absent_optional_fields_only() -> None:
                               content="c")
     assert list(semantic.to_dict())[:3] == ["rank", "relevance", "scores"]
     assert r.DeleteResult(id="i", ref="r").to_dict() == {"id": "i", "ref": "r", "deleted": True}
+
+
+def test_a_rest_model_must_document_exactly_its_result_fields() -> None:
+    # The models are derived from the results: a description table that misses a field of
+    # the result, or names one it does not have, fails when the module is built.
+    with pytest.raises(TypeError, match="RefPair"):
+        m._derive("RefPair", r.RefPair, {"id": m.ID})
+    with pytest.raises(TypeError, match="RefPair"):
+        m._derive("RefPair", r.RefPair, {"id": m.ID, "ref": m.REF, "extra": "x"})
+
+
+def test_rest_models_keep_the_result_types() -> None:
+    saved = m.SaveResponse.model_fields["saved"].annotation
+    assert saved == list[m.SavedItem]
+    assert m.SavedItem.model_fields["tags"].annotation == list[str] | None
+    assert m.SavedItem.model_fields["similar_to"].annotation == m.SimilarTo | None

@@ -1,7 +1,7 @@
 """What the use cases return: one typed schema that every transport reads.
 
-MCP renders these objects as text, REST serialises them through its response models (a test
-keeps the models' fields equal to these), telemetry reads counts from them, and the Python
+MCP renders these objects as text, REST serialises them through its response models (derived
+from these classes in adapters/rest/responses.py), telemetry reads counts from them, and the Python
 API's dicts are their `to_dict()` (SPEC section 2 gives the field order and the optional
 fields: an optional field that is None is left out, a list of skipped duplicates only when
 there are some).
