@@ -144,13 +144,13 @@ class Retrieval(DenseRetrieval):
             # main cost), as many more as the filter's share asks.
             wanted = math.ceil((2 * limit + 20) / part)
             each, each_params = where_sql(scope.filters, "m", each=True)
-            # CROSS JOIN keeps the best matches the outer loop: with a filter's conditions
-            # on memories the planner would rather walk a memories index.
-            join = "CROSS JOIN" if scope.filters else "JOIN"
+            # CROSS JOIN keeps the best matches the outer loop: with a filter's conditions on
+            # memories, and in some SQLite versions (SQLCipher's build) even without one, the
+            # planner would rather walk every live memory of the kind and probe the hits.
             rows = self._pool.read(
                 f"WITH hits AS (SELECT rowid, {RECALL_BM25} AS s FROM memory_fts "
                 "WHERE memory_fts MATCH ? ORDER BY s, rowid DESC LIMIT ?) "
-                f"SELECT {COLUMNS}, -h.s FROM hits h {join} memories m ON m.seq = h.rowid "
+                f"SELECT {COLUMNS}, -h.s FROM hits h CROSS JOIN memories m ON m.seq = h.rowid "
                 f"WHERE {(each + where)[len(' AND '):]} "
                 "ORDER BY h.s, m.created_at DESC, m.id LIMIT ?",
                 [match, wanted, *each_params, *params, limit],
