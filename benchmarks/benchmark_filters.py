@@ -33,6 +33,7 @@ from benchmarks._common import (  # noqa: E402
     add_common_arguments,
     machine_info,
     machine_line,
+    make_config,
     make_embedder,
     make_service,
     parse_sizes,
@@ -51,6 +52,7 @@ from benchmarks._filters_build import (  # noqa: E402
     stamp,
     tag_rows,
 )
+from benchmarks._filters_pg import pg_url, prefix_rows  # noqa: E402
 from benchmarks.metrics import percentile  # noqa: E402
 
 DEFAULT_DATA = Path(__file__).resolve().parent.parent.parent / "shared" / "data" / "locomo10.json"
@@ -72,6 +74,12 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA, help="LoCoMo file")
     parser.add_argument("--clean", action="store_true", help="delete --store-dir and exit")
+    parser.add_argument("--postgres", action="store_true",
+                        help="search a PostgreSQL copy of the store instead (a pgserver kept "
+                        "in --store-dir/pg, loaded once from the built store)")
+    parser.add_argument("--pg-memories", type=lambda t: parse_sizes(t)[-1], default=20_000,
+                        help="with --postgres: copy the first N memories and their versions "
+                        "(default 20k)")
     add_common_arguments(parser)
     return parser.parse_args(argv)
 
@@ -119,7 +127,19 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     shutil.copyfile(folder / "pristine.db", work)
     matrix = np.load(folder / "vectors.npy", mmap_mode="r")
     rows = dict(np.load(folder / "rows.npz"))
-    service = make_service(work, args.model, embedder=embedder, **settings(args))
+    size, server = args.size, None
+    if args.postgres:
+        from tinycontext import build_service
+        from tinycontext.adapters.postgres.store import PostgresStore
+
+        size = min(args.size, args.pg_memories)
+        count = prefix_rows(rows, size)
+        rows = {k: v[:count] for k, v in rows.items()}
+        url, server = pg_url(args, work, count, progress)
+        service = build_service(make_config(work, args.model, **settings(args)),
+                                store=PostgresStore(url), embedder=embedder)
+    else:
+        service = make_service(work, args.model, embedder=embedder, **settings(args))
     vectors = [service.embedder.embed([service.config.dense_query_prefix + q])[0]
                for q in questions]
     results: dict[str, Any] = {"build": meta, "cases": []}
@@ -127,7 +147,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     pool = candidate_pool(service.config.recall_top_k)
     # The cases take turns on each question, so a change in the machine's load during the
     # run weighs on all of them alike.
-    plan = cases(rng, args.size)
+    plan = cases(rng, size)
     timings: list[list[float]] = [[] for _ in plan]
     found: list[list[float]] = [[] for _ in plan]
     for i, question in enumerate(questions):
@@ -148,7 +168,12 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             "dense_recall_at_10": sum(found[c]) / len(found[c]),
         })
     service.close()
-    results["store_bytes"] = work.stat().st_size
+    if server is not None:
+        server.cleanup()  # stops it (the data folder stays for the next run)
+    results["store"] = "postgres" if args.postgres else "sqlite"
+    results["memories"] = size
+    results["versions"] = len(rows["number"]) - size
+    results["store_bytes"] = None if args.postgres else work.stat().st_size
     return results
 
 
@@ -184,8 +209,8 @@ def report(results: dict[str, Any], args: argparse.Namespace) -> None:
         ["case", "recall p50 ms", "recall p95 ms", "p95 / unfiltered", "dense recall@10"],
         [[c["case"], f"{c['p50_ms']:.1f}", f"{c['p95_ms']:.1f}", f"{c['p95_ms'] / base:.2f}",
           f"{c['dense_recall_at_10']:.3f}"] for c in results["cases"]],
-        title=f"Filtered recall, {args.size:,} memories + "
-        f"{results['build']['rows'] - args.size:,} older versions "
+        title=f"Filtered recall ({results['store']}), {results['memories']:,} memories + "
+        f"{results['versions']:,} older versions "
         f"({machine_line(machine_info())})",
     )
 
