@@ -9,11 +9,12 @@ import time
 from dataclasses import replace
 from typing import Any
 
+from tinycontext.domain.labels import MemoryFilter
 from tinycontext.ports.embedder import Vector
 from tinycontext.ports.store import Scope, Scored
 
 from .connection import PgPool
-from .filtering import where_sql
+from .filtering import filter_sql, where_sql
 from .rows import COLUMNS, MEMORIES, WIDTH, memory_from_row, scope_sql, vector_text
 from .schema import SCHEMA, build_tenant_index, dense_index_name, tenant_index_state
 
@@ -122,14 +123,14 @@ class PgDenseRetrieval:
         ))))
 
     def _scope_vectors(self, model_key: str, dims: int, scope: Scope) -> int:
-        """Live vectors of the scope, counted up to MID_SCOPE + 1 (enough for every choice
-        `nearest` makes)."""
+        """Live vectors of the scope that pass its filter, counted up to MID_SCOPE + 1
+        (enough for every choice `nearest` makes)."""
         where, params = scope_sql(scope)
+        life, life_params = where_sql(scope.filters, self._pool.tenant)
         return self._cached((model_key, dims, scope), lambda: self._pool.read(
-            f"SELECT count(*) FROM (SELECT 1 FROM {MEMORIES} m WHERE m.tenant = %s "
-            f"AND m.superseded_by IS NULL{where} AND m.embedding_model = %s AND m.dims = %s "
-            "LIMIT %s) x",
-            [self._pool.tenant, *params, model_key, dims, MID_SCOPE + 1],
+            f"SELECT count(*) FROM (SELECT 1 FROM {MEMORIES} m WHERE m.tenant = %s"
+            f"{life}{where} AND m.embedding_model = %s AND m.dims = %s LIMIT %s) x",
+            [self._pool.tenant, *life_params, *params, model_key, dims, MID_SCOPE + 1],
         )[0][0])
 
     def _table_rows(self) -> int:
@@ -144,12 +145,13 @@ class PgDenseRetrieval:
         dims = len(vector) // 4
         if limit < 1 or dims < 1:
             return []
+        if scope.filters is not None and scope.filters.as_of is not None:
+            return self._as_of(vector, model_key, scope, scope.filters, limit, indexed)
         where, params = scope_sql(scope)
         text = vector_text(vector)
         # A filter's conditions join the scope's: the index path below filters after its
         # search and falls back to the exact cosines when that comes back short, so a
-        # filtered search still gets its best `limit`. "As of" reads replaced versions,
-        # which the (live-only) HNSW index does not hold: it is searched exactly.
+        # filtered search still gets its best `limit`.
         life, life_params = where_sql(scope.filters, self._pool.tenant)
         filters = (
             f"m.tenant = %s AND m.dims = {dims}{life}{where} "
@@ -157,8 +159,6 @@ class PgDenseRetrieval:
         )
         base = [self._pool.tenant, *life_params, *params, model_key]
         in_scope = self._scope_vectors(model_key, dims, replace(scope, filters=None))
-        if scope.filters is not None and scope.filters.as_of is not None:
-            indexed = False
         table = self._table_rows()
         use_index = indexed and in_scope > SMALL_SCOPE and (
             in_scope > EXACT_SCOPE or 2 * in_scope >= table
@@ -172,6 +172,15 @@ class PgDenseRetrieval:
         # names the tenant) over the table-wide one, and it holds only the tenant's rows.
         own = in_scope > EXACT_SCOPE and self.has_own_index(dims)
         use_index = use_index or own
+        if use_index and scope.filters:
+            # A filter that few of the searched index's rows pass would leave both probes
+            # short (the index filters after its search): counted, such a scope is searched
+            # exactly at once.
+            passing = self._scope_vectors(model_key, dims, scope)
+            if passing <= MID_SCOPE and EF_SEARCH_MAX * passing < limit * (
+                in_scope if own else table
+            ):
+                use_index = False
         if use_index:
             for ef in self._ef_steps(limit, TENANT_EF_PER_RESULT if own else EF_PER_RESULT):
                 rows = self._pool.run(
@@ -191,6 +200,34 @@ class PgDenseRetrieval:
             [text, *base, limit],
         )
         return [Scored(memory_from_row(r), float(r[WIDTH])) for r in rows]
+
+    def _as_of(self, vector: Vector, model_key: str, scope: Scope, filters: MemoryFilter,
+               limit: int, indexed: bool) -> list[Scored]:
+        """The versions live at `as_of` are the current ones made by then, which the live
+        HNSW index serves as a time window, and the replaced ones live then, a small share
+        of the replaced versions found through their supersede-time index and searched
+        exactly. One exact search over every version would read the whole history."""
+        as_of = str(filters.as_of)
+        until = as_of if filters.until is None else min(filters.until, as_of)
+        live = self.nearest(vector, model_key, replace(
+            scope, filters=replace(filters, as_of=None, until=until)), limit, indexed)
+        dims = len(vector) // 4
+        where, params = scope_sql(scope)
+        more, more_params = filter_sql(filters, self._pool.tenant)
+        rows = self._pool.read(
+            f"SELECT {COLUMNS}, 1 - (m.embedding <=> %s::vector) AS similarity "
+            f"FROM {MEMORIES} m WHERE m.tenant = %s AND m.superseded_by IS NOT NULL "
+            f"AND m.superseded_at > %s AND m.created_at <= %s AND m.dims = {dims}"
+            f"{more}{where} AND m.embedding_model = %s "
+            "ORDER BY similarity DESC, m.created_at DESC, m.id LIMIT %s",
+            [vector_text(vector), self._pool.tenant, as_of, as_of, *more_params, *params,
+             model_key, limit],
+        )
+        replaced = [Scored(memory_from_row(r), float(r[WIDTH])) for r in rows]
+        both = sorted(live + replaced, key=lambda s: s.memory.id)
+        both.sort(key=lambda s: s.memory.created_at, reverse=True)
+        both.sort(key=lambda s: s.score, reverse=True)
+        return both[:limit]
 
     @staticmethod
     def _ef_steps(limit: int, per_result: float) -> list[int]:
