@@ -35,13 +35,31 @@ def _service(db: Path) -> Any:
     return build_service(TinyContextConfig(memory_db_path=str(db)))
 
 
+def _history(db: Path) -> None:
+    """A memory saved on 1 March 2024 and replaced on 1 June 2024, both versions tagged."""
+    from datetime import UTC, datetime
+
+    from tinycontext import TinyContextConfig, build_service
+    from tinycontext.testing import FixedClock
+
+    clock = FixedClock(datetime(2024, 3, 1, 9, 0, tzinfo=UTC))
+    past = build_service(TinyContextConfig(memory_db_path=str(db)), clock=clock)
+    saved = past.save([{"content": "The office is in Lisbon.", "tags": ["office"]}])
+    clock.advance(92 * 86400)
+    past.update(saved.to_dict()["saved"][0]["id"], "The office is in Porto.",
+                tags=["office", "moved"])
+    past.close()
+
+
 @pytest.fixture(scope="module")
 def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
     tmp = tmp_path_factory.mktemp("ui")
     db = tmp / "store" / "memories.db"
+    _history(db)
     service = _service(db)
     service.save([{"content": "The project stores its state in SQLite."},
-                  {"content": "Deploys happen on Fridays after lunch."}], "work")
+                  {"content": "Deploys happen on Fridays after lunch.", "tags": ["ops", "deploy"]}],
+                 "work")
     service.save([{"content": "The user drinks green tea every morning."}], "home")
     service.save([{"content": "Call the user Sam.", "kind": "profile"}])
     service.save([{"content": text} for text in HOSTILE], "hostile")
@@ -101,13 +119,13 @@ def test_the_link_signs_in_and_nothing_else_does(world, page):
 
 def test_overview_counts(page):
     cards = page.locator(".cards").inner_text()
-    assert "7\nmemories" in cards.replace("\n\n", "\n") or "7 memories" in cards
+    assert "8\nmemories" in cards.replace("\n\n", "\n") or "8 memories" in cards
     assert "Memories saved per month" in page.content()
 
 
 def test_browse_filter_and_search(page):
     _nav(page, "Memories")
-    assert page.locator("table.memories tbody tr").count() == 7
+    assert page.locator("table.memories tbody tr").count() == 8
     page.get_by_label("Kind").select_option("profile")  # the script applies it at once
     page.wait_for_url("**kind=profile**")
     rows = page.locator("table.memories tbody tr")
@@ -170,6 +188,52 @@ def test_edit_then_delete_brings_the_old_version_back(world, page):
     assert service.detail(old).to_dict()["superseded_by"] is None
     with pytest.raises(Exception, match="memory_not_found|No memory"):
         service.detail(new)
+
+
+def test_tag_chips_and_the_tags_filter(page):
+    _nav(page, "Memories")
+    page.locator("table.memories tbody tr", has_text="Fridays").get_by_role(
+        "link", name="ops").click()
+    page.wait_for_url("**tags=ops**")
+    rows = page.locator("table.memories tbody tr")
+    assert rows.count() == 1 and "Fridays" in rows.inner_text()
+    page.get_by_role("link", name="Clear").click()
+    page.get_by_label("Tags").fill("office, moved")
+    page.get_by_role("button", name="Apply").click()
+    rows = page.locator("table.memories tbody tr")
+    assert rows.count() == 1 and "Porto" in rows.inner_text()  # the replaced Lisbon is not live
+
+
+def test_editing_tags_writes_a_new_version(world, page):
+    service = world["service"]
+    old = _id(service, "Porto")
+    page.goto(f"{world['base']}/memory/{old}")
+    page.get_by_label("Tags").fill("office, moved, HQ")
+    page.get_by_role("button", name="Save new version").click()
+    assert "Saved as a new version" in page.locator(".notice").inner_text()
+    assert page.locator("p.tags a.chip").all_inner_texts() == ["office", "moved", "hq"]
+    new = service.detail(_id(service, "Porto")).to_dict()  # the store changed
+    assert new["id"] != old and new["tags"] == ["office", "moved", "hq"]
+    assert service.detail(old).to_dict()["superseded_by"] is not None
+    page.get_by_label("Tags").fill("office, not a tag!")
+    page.get_by_role("button", name="Save new version").click()
+    assert "invalid_request" in page.content()
+    assert service.detail(new["id"]).to_dict()["superseded_by"] is None  # nothing stored
+
+
+def test_as_of_shows_what_was_current_then(world, page):
+    _nav(page, "Memories")
+    page.get_by_label("As of").fill("2024-04-01")
+    page.get_by_role("button", name="Apply").click()
+    assert "as they were on 2024-04-01" in page.get_by_role("status").inner_text()
+    rows = page.locator("table.memories tbody tr")
+    assert rows.count() == 1 and "Lisbon" in rows.inner_text()
+    page.goto(f"{world['base']}/memory/{_id(world['service'], 'Porto')}")
+    page.get_by_label("Show the version current on").fill("2024-04-01")
+    page.get_by_role("button", name="Show").click()
+    assert "As of 2024-04-01: this is the version that was current then" in page.locator(
+        ".notice", has_text="As of").inner_text()
+    assert page.locator("pre.content-full").inner_text() == "The office is in Lisbon."
 
 
 def test_export_downloads_the_store(world, page):
