@@ -1,4 +1,4 @@
-"""Filtered recall in one SQLite store: tags held by 1% and 50% of the memories, a time
+"""Filtered recall in one SQLite (or PostgreSQL) store: tags held by 1% and 50% of the memories, a time
 window, and "as of" over a store where 30% of the memories have 1-5 older versions.
 
 The store (default 100,000 memories, built once into --store-dir, see _filters_build.py)
@@ -8,9 +8,13 @@ is searched on a copy. For each case, over the same questions:
     cosine over every stored vector that passes the filter): recall@10.
 Targets (issue 23): the 1% tag's p95 at most the unfiltered p95 with recall@10 >= 0.99; the
 50% tag's p95 at most 1.3x; "as of" at most 1.5x.
+--postgres runs the same cases on a PostgreSQL copy of the store's first --pg-memories
+memories and their versions (a pgserver kept in --store-dir/pg; the copy is made once, about
+15 minutes for 100,000 memories here, most of it the HNSW build).
 
     python benchmarks/benchmark_filters.py --json-out filters.json
     python benchmarks/benchmark_filters.py --size 20k --store-dir /tmp/tc-filters-20k
+    python benchmarks/benchmark_filters.py --postgres --pg-memories 100k --json-out filters-pg.json
     python benchmarks/benchmark_filters.py --clean
 """
 

@@ -162,7 +162,25 @@ def filters(runs: dict[str, dict[str, Any]], plot: Callable[..., str]) -> str:
         "compares the filtered vector search with brute force over every vector that passes "
         "the filter.", "",
         table(["case", "recall p50 ms", "recall p95 ms", "p95 / unfiltered",
-               "dense recall@10"], rows)])
+               "dense recall@10"], rows), *_filters_pg(runs)])
+
+
+def _filters_pg(runs: dict[str, dict[str, Any]]) -> list[str]:
+    """The same cases on PostgreSQL (benchmark_filters.py --postgres), when run."""
+    run = runs.get("filters-pg")
+    if run is None:
+        return []
+    res = run["results"]
+    base = res["cases"][0]["p95_ms"]
+    rows = [[c["case"], c["p50_ms"], c["p95_ms"], f"{c['p95_ms'] / base:.2f}x",
+             f"{c['dense_recall_at_10']:.3f}"] for c in res["cases"]]
+    return [
+        "", "### The same cases on PostgreSQL", "", provenance(run), "",
+        f"The first {res['memories']:,} memories of that store and their {res['versions']:,} "
+        "replaced versions copied into PostgreSQL 16 + pgvector (pgserver, default settings; "
+        "the HNSW index built in one go after the load).", "",
+        table(["case", "recall p50 ms", "recall p95 ms", "p95 / unfiltered",
+               "dense recall@10"], rows)]
 
 
 def generic(name: str, run: dict[str, Any]) -> str:
@@ -186,7 +204,8 @@ SECTIONS: dict[str, Callable[[dict[str, dict[str, Any]], Callable[..., str]], st
     "filters": filters,
 }
 OWNED = {"locomo": ["locomo", "locomo-plain"], "speed": ["speed"],
-         "token_savings": ["token_savings"], "hooks": ["hooks"], "filters": ["filters"]}
+         "token_savings": ["token_savings"], "hooks": ["hooks"],
+         "filters": ["filters", "filters-pg"]}
 
 
 def make_plotter(images: Path, out: Path, write_to: Path | None) -> Callable[..., str]:
