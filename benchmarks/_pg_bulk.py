@@ -154,3 +154,42 @@ def load(url: str, admin_url: str, layout: tuple[int, int], matrix: Any, made: l
         conn.execute("VACUUM ANALYZE tinycontext.memories")
         conn.execute("VACUUM ANALYZE tinycontext.memory_terms")
     return {"load_s": load_s, "rows": tenants * each}
+
+
+def copy_store(src: Any, url: str, admin_url: str, count: int, progress: Progress) -> None:
+    """The first `count` rows of store `src` (every version, in insertion order) copied
+    through the PostgreSQL store's own insert (so its labels, terms and times are what it
+    writes), with the HNSW index dropped during the load and built in one go after it, as
+    an index over many rows is built (an insert-by-insert graph costs far longer)."""
+    import psycopg
+
+    from tinycontext.adapters.postgres.schema import dense_index_name, ensure_dense_index
+    from tinycontext.adapters.postgres.store import PostgresStore
+    from tinycontext.ports.store import NewMemory
+
+    dst = PostgresStore(url)
+    after = done = 0
+    dims = 0
+    try:
+        while done < count:
+            page = src.export_page(after, min(LOAD_BATCH, count - done), None)
+            if not page:
+                break
+            bits = src.token_bits([m.id for _, m, _ in page])
+            dst.add([NewMemory(m, v, tokens=bits[m.id][0] if m.id in bits else None)
+                     for _, m, v in page])
+            if done == 0:  # the store made its schema and index with this first batch
+                dims = len(page[0][2] or b"") // 4
+                with psycopg.connect(admin_url, autocommit=True) as conn:
+                    conn.execute(f"DROP INDEX IF EXISTS tinycontext.{dense_index_name(dims)}")
+            after, done = page[-1][0], done + len(page)
+            progress.tick(f"PostgreSQL: copied {done:,}/{count:,}")
+    finally:
+        dst.close()
+    progress("PostgreSQL: building the HNSW index")
+    with psycopg.connect(admin_url, autocommit=True) as conn:
+        conn.execute("SET maintenance_work_mem = '1GB'")
+        ensure_dense_index(conn, dims)
+        conn.execute("VACUUM ANALYZE tinycontext.memories")
+        conn.execute("VACUUM ANALYZE tinycontext.memory_terms")
+        conn.execute("VACUUM ANALYZE tinycontext.memory_labels")

@@ -1,5 +1,5 @@
-"""Filtered recall in one SQLite (or PostgreSQL) store: tags held by 1% and 50% of the memories, a time
-window, and "as of" over a store where 30% of the memories have 1-5 older versions.
+"""Filtered recall in one SQLite (or PostgreSQL) store: tags held by 1% and 50% of the
+memories, a time window, and "as of" over a store where 30% of the memories have 1-5 older versions.
 
 The store (default 100,000 memories, built once into --store-dir, see _filters_build.py)
 is searched on a copy. For each case, over the same questions:
@@ -37,7 +37,6 @@ from benchmarks._common import (  # noqa: E402
     add_common_arguments,
     machine_info,
     machine_line,
-    make_config,
     make_embedder,
     make_service,
     parse_sizes,
@@ -133,15 +132,12 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     rows = dict(np.load(folder / "rows.npz"))
     size, server = args.size, None
     if args.postgres:
-        from tinycontext import build_service
-        from tinycontext.adapters.postgres.store import PostgresStore
-
         size = min(args.size, args.pg_memories)
         count = prefix_rows(rows, size)
         rows = {k: v[:count] for k, v in rows.items()}
         url, server = pg_url(args, work, count, progress)
-        service = build_service(make_config(work, args.model, **settings(args)),
-                                store=PostgresStore(url), embedder=embedder)
+        service = make_service(work, args.model, embedder=embedder, store_url=url,
+                               **settings(args))
     else:
         service = make_service(work, args.model, embedder=embedder, **settings(args))
     vectors = [service.embedder.embed([service.config.dense_query_prefix + q])[0]
