@@ -39,13 +39,15 @@ DATE_CUE_WEIGHT = 0.1
 
 @dataclass(frozen=True, slots=True)
 class FusionWeights:
-    """`dense`, `k`, `access` are RRF's; `keyword` is score fusion's share for BM25."""
+    """`dense`, `k`, `access` are RRF's; `keyword` is score fusion's share for BM25 and
+    `feedback` its share for the pseudo-relevance feedback query's BM25 (domain.feedback)."""
 
     dense: float = 0.5
     k: int = 60
     access: float = 0.0
     method: str = RRF
     keyword: float = 0.4
+    feedback: float = 0.0
 
     @property
     def best_possible(self) -> float:
@@ -131,10 +133,11 @@ def score_fusion(
 
 def fusion_base(
     candidates: Sequence[Candidate], weights: FusionWeights, keyword_ideal: float = 0.0,
-    dated: Set[str] = frozenset(),
+    dated: Set[str] = frozenset(), feedback: Mapping[str, float] | None = None,
 ) -> list[float]:
     """score_fusion's values before late interaction and normalisation: the keyword,
-    cosine, access and date shares and the dense lead."""
+    cosine, access and date shares, the dense lead and, with `feedback` (memory id -> its
+    feedback query's keyword share, 0..1), `weights.feedback` x that share."""
     best_bm25 = max((c.bm25 for c in candidates if c.bm25 is not None), default=0.0)
     best_bm25 = max(best_bm25, keyword_ideal)
     floor = min((c.dense for c in candidates if c.dense is not None), default=0.0)
@@ -147,6 +150,8 @@ def fusion_base(
             value += weights.access * (weights.k + 1) / (weights.k + c.access_rank)
         if c.memory_id in dated:
             value += DATE_CUE_WEIGHT
+        if feedback:
+            value += weights.feedback * feedback.get(c.memory_id, 0.0)
         raw.append(value)
     lead = dense_lead(candidates)
     if lead is not None:

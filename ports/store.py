@@ -105,6 +105,13 @@ class Retrieval(Protocol):
         means no scale: recall then weighs them against the best match, as before."""
         return 0.0
 
+    def keyword_rarity(self, words: Sequence[str]) -> dict[str, float]:
+        """The IDF (natural log, BM25's) of each given word, as the recall side of the keyword
+        index holds it (folded and stemmed), over the whole store; words it holds nowhere are
+        left out. Recall's pseudo-relevance feedback picks its words by it. This default, {},
+        means the store cannot tell: recall then adds no feedback query."""
+        return {}
+
     def nearest(self, vector: Vector, model_key: str, scope: Scope, limit: int) -> list[Scored]:
         """Live memories in scope by cosine similarity to `vector`, closest first."""
         ...

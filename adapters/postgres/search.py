@@ -103,6 +103,16 @@ class PgRetrieval(PgDenseRetrieval):
             )[0][0])
         return self._one_word * sum(bm25_idf(d, total) for d in df)
 
+    def keyword_rarity(self, words: Sequence[str]) -> dict[str, float]:
+        """Each stemmed word's IDF over the tenant (its recall column), as keyword_ideal's."""
+        asked = query_groups([[w] for w in words])[:MAX_GROUPS]
+        if not asked:
+            return {}
+        df = self.frequencies([group_query(g, self._tag) for g in asked], MIN_POSTINGS + 1,
+                              "recall")
+        total = max(self.documents(), *df, 1)
+        return {g[0]: bm25_idf(d, total) for g, d in zip(asked, df, strict=True) if d > 0}
+
     def documents(self) -> int:
         """The tenant's memories for IDF, counted up to a cap and cached: IDF only needs
         the order of magnitude, and an exact count would cost a scan of a large tenant."""

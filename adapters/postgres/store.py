@@ -88,6 +88,9 @@ class PostgresStore(Store):
     def keyword_ideal(self, groups: Sequence[Sequence[str]]) -> float:
         return self._search.keyword_ideal(groups)
 
+    def keyword_rarity(self, words: Sequence[str]) -> dict[str, float]:
+        return self._search.keyword_rarity(words)
+
     def nearest(self, vector: Vector, model_key: str, scope: Scope, limit: int) -> list[Scored]:
         dims = len(vector) // 4
         indexed = dims in self._indexed or self._search.has_table_index(dims)

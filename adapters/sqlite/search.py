@@ -112,6 +112,11 @@ class Retrieval(DenseRetrieval):
         self._recent.df = (state, df)
         return df
 
+    def _rows(self) -> int:
+        # FTS5 keeps the row count in its averages record (a varint first): no count(*).
+        record = self._pool.read("SELECT block FROM memory_fts_data WHERE id = 1")
+        return varint(record[0][0], 0)[0] if record and record[0][0] else 0
+
     def keyword_ideal(self, groups: Sequence[Sequence[str]]) -> float:
         stemmed = [g for g in stem_groups([list(g) for g in groups]) if g]
         df = self._frequencies(stemmed)
@@ -124,6 +129,13 @@ class Retrieval(DenseRetrieval):
         # FTS5 keeps the row count in its averages record (a varint first): no count(*).
         record = self._pool.read("SELECT block FROM memory_fts_data WHERE id = 1")
         return varint(record[0][0], 0)[0] if record and record[0][0] else 0
+
+    def keyword_rarity(self, words: Sequence[str]) -> dict[str, float]:
+        df = self._frequencies([[w] for w in words])
+        if not df:
+            return {}
+        rows = self._indexed_rows()
+        return {w: fts5_idf(n, rows) for w, n in df.items() if n > 0}
 
     def keyword_search(
         self, groups: Sequence[Sequence[str]], scope: Scope, limit: int

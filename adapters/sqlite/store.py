@@ -144,6 +144,9 @@ class SqliteStore(Store):
     def keyword_ideal(self, groups: Sequence[Sequence[str]]) -> float:
         return self._search.keyword_ideal(groups)
 
+    def keyword_rarity(self, words: Sequence[str]) -> dict[str, float]:
+        return self._search.keyword_rarity(words)
+
     def nearest(self, vector: Vector, model_key: str, scope: Scope, limit: int) -> list[Scored]:
         return self._scored(self._search.nearest(vector, model_key, scope, limit))
 

@@ -140,6 +140,17 @@ def test_keyword_ideal_sums_the_idf_of_the_query_words(store):
     assert rare / 2 <= hit.score <= 2 * rare
 
 
+def test_keyword_rarity_is_each_stored_words_idf(store):
+    assert store.keyword_rarity([]) == {}
+    store.add([new(mem(i, f"common filler{i} words here", created=day(i))) for i in range(1, 9)])
+    store.add([new(mem(9, "common rare words here", created=day(1)))])
+    rarity = store.keyword_rarity(["common", "rare", "unseen"])
+    # Words stored nowhere are left out; a rarer word weighs more, as in keyword_ideal.
+    assert set(rarity) == {"common", "rare"}
+    assert 0.0 < rarity["common"] < rarity["rare"]
+    assert rarity["rare"] > store.keyword_ideal([["rare"]]) / 2
+
+
 def test_keyword_ties_newer_first_then_id(store):
     store.add([new(mem(2, "same words", created=day(1))), new(mem(1, "same words", created=day(1))),
                new(mem(3, "same words", created=day(2)))])

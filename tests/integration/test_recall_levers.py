@@ -194,3 +194,46 @@ def test_spread_gives_a_slot_to_another_day_only_when_on(
             service.close()
     assert tops[0.0][0] in sitting and tops[0.0][1] in sitting
     assert tops[1.0][0] == tops[0.0][0] and tops[1.0][1] == later
+
+
+FILLER = [f"Reminder {i}: {errand}." for i, errand in enumerate([
+    "buy milk and eggs", "call the dentist", "water the plants", "pay the gas bill",
+    "return the library books", "book the car service", "renew the passport",
+    "send the birthday card", "clean the gutters", "walk the dog before work",
+    "order printer ink", "fix the squeaky door", "pick up the dry cleaning",
+    "charge the camera battery", "take out the recycling", "cancel the gym trial",
+    "update the laptop", "back up the photos", "defrost the freezer", "check the tyres",
+    "sort the post", "wash the car", "iron the shirts", "buy a new kettle",
+    "plan the weekly meals", "feed the cat", "mow the lawn", "vacuum the stairs",
+    "refill the soap", "test the smoke alarm", "bleed the radiators", "sweep the patio",
+    "oil the bike chain", "pay the rent", "empty the dishwasher", "buy stamps",
+])]
+STUDIO = "Orla rented a pottery studio in Kilkenny, beside the Marble City bakery."
+BAKERY = "Rent went up for every shop beside the Marble City bakery in Kilkenny."
+STUDIO_NEIGHBOURS = [
+    "Pottery glazes need a second firing in the kiln.",
+    "A studio flat downtown costs more than a house in the suburbs.",
+    "The pottery fair is on the first weekend of June.",
+]
+
+
+def test_feedback_brings_a_memory_about_the_best_results_topic_only_when_on(make) -> None:  # type: ignore[no-untyped-def]
+    """The bakery memory shares no word with the question, only rare words with the best
+    result: feedback lifts it over memories that share a common query word; off, it does not."""
+    tops = {}
+    for weight in (0.0, 1.0):
+        service = make(recall_feedback_weight=weight, save_context_minutes=0)
+        service.save([{"content": t} for t in [*FILLER, *STUDIO_NEIGHBOURS]], "s")
+        service.save([{"content": STUDIO}, {"content": BAKERY}], "s")
+        found = service.recall("Where is Orla's pottery studio?", "s", 10**6, 3).to_dict()
+        tops[weight] = [m["content"] for m in found["memories"]]
+    assert tops[0.0][0] == STUDIO and BAKERY not in tops[0.0]
+    assert tops[1.0][0] == STUDIO and BAKERY in tops[1.0]
+
+
+def test_keyword_rarity_is_the_idf_of_stored_words(make) -> None:  # type: ignore[no-untyped-def]
+    service = make()
+    service.save([{"content": t} for t in [*FILLER, STUDIO, BAKERY]], "s")
+    rarity = service.store.keyword_rarity(["kilkenni", "the", "zzzunseen"])
+    assert set(rarity) == {"kilkenni", "the"}
+    assert rarity["kilkenni"] > 2.5 > rarity["the"]

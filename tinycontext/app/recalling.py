@@ -22,6 +22,7 @@ from tinycontext.domain.text import recall_terms
 from tinycontext.ports.store import Scope, Scored
 
 from .core import Core
+from .feedback import feedback_pass
 from .rendering import Framing
 from .results import ProfileItem, RecalledItem, RecallResult, Scores, metadata_of
 from .vectors import maxsim
@@ -129,14 +130,24 @@ def semantic_recall(
     weights = FusionWeights(
         core.config.recall_dense_weight, core.config.recall_rrf_k,
         core.config.recall_access_weight, core.config.recall_fusion,
-        core.config.recall_keyword_weight,
+        core.config.recall_keyword_weight, core.config.recall_feedback_weight,
     )
     # Memories inside the period the question names, if it names one (cheap otherwise).
     dated = dated_ids(
         query, now, ((mid, m.content, m.created_at) for mid, m in memories.items())
     ) if scored else frozenset()
+    shares: dict[str, float] = {}
+    if scored and weights.feedback > 0 and candidates:
+        with core.stage("feedback"):
+            known = set(memories)
+            shares = feedback_pass(core, terms, scope, vector, candidates, memories, weights,
+                                   ideal, dated)
+            if len(memories) > len(known):
+                dated = dated | dated_ids(query, now, (
+                    (mid, m.content, m.created_at) for mid, m in memories.items()
+                    if mid not in known))
     # Score fusion's shares are computed once for both rankings (before and after MaxSim).
-    base = fusion_base(candidates, weights, ideal, dated) if scored else None
+    base = fusion_base(candidates, weights, ideal, dated, shares) if scored else None
     late = None
     if query_tokens:
         with core.stage("late_interaction"):

@@ -66,6 +66,8 @@ class TinyContextConfig(BaseModel):
     # Coverage step after fusion (0 = off): later slots favour other sessions/moments.
     recall_spread_weight: float = Field(default=0.0, ge=0.0, le=1.0)
     recall_spread_minutes: int = Field(default=60, ge=0, le=10_080)
+    # Pseudo-relevance feedback (0 = off): a second keyword query from the best results' words.
+    recall_feedback_weight: float = Field(default=0.0, ge=0.0, le=1.0)
     dense_query_prefix: str = ""
     dense_document_prefix: str = ""
     dedup_similarity_threshold: float = Field(default=0.95, gt=0.0, le=1.0)

@@ -125,6 +125,18 @@ class InMemoryStore(Store):
                 total += math.log((n - df + 0.5) / (df + 0.5) + 1.0)
             return total
 
+    def keyword_rarity(self, words: Sequence[str]) -> dict[str, float]:
+        """Each word's IDF over every memory (as FTS5 counts), with _bm25's formula."""
+        with self._lock:
+            docs = [set(stemmed_terms(m.content).split()) for _, m, _ in self._rows.values()]
+            n = len(docs) or 1
+            out: dict[str, float] = {}
+            for word in words:
+                df = sum(1 for toks in docs if fold(word) in toks)
+                if df:
+                    out[word] = math.log((n - df + 0.5) / (df + 0.5) + 1.0)
+            return out
+
     def nearest(self, vector: Vector, model_key: str, scope: Scope, limit: int) -> list[Scored]:
         with self._lock:
             hits = [
