@@ -13,7 +13,8 @@ from tinycontext.domain.feedback import (
 )
 from tinycontext.domain.memory import Memory
 from tinycontext.domain.recall import Candidate, FusionWeights, rank
-from tinycontext.domain.text import STOPWORDS, fold, stem, stem_groups, stemmed_terms
+from tinycontext.domain.stemming import stem
+from tinycontext.domain.text import STOPWORDS, fold, stem_groups, stemmed_terms
 from tinycontext.ports.store import Scope
 
 from .core import Core
