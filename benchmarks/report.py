@@ -148,12 +148,18 @@ def hooks(runs: dict[str, dict[str, Any]], plot: Callable[..., str]) -> str:
                 speed_["cold_p50_ms"], f"{speed_['cold_gave_up']}/{speed_['cold_calls']}"]])])
 
 
-def filters(runs: dict[str, dict[str, Any]], plot: Callable[..., str]) -> str:
-    run = runs["filters"]
-    res = run["results"]
+def _filter_cases(res: dict[str, Any]) -> str:
+    """benchmark_filters.py's cases, each p95 against the unfiltered one."""
     base = res["cases"][0]["p95_ms"]
     rows = [[c["case"], c["p50_ms"], c["p95_ms"], f"{c['p95_ms'] / base:.2f}x",
              f"{c['dense_recall_at_10']:.3f}"] for c in res["cases"]]
+    return table(["case", "recall p50 ms", "recall p95 ms", "p95 / unfiltered",
+                  "dense recall@10"], rows)
+
+
+def filters(runs: dict[str, dict[str, Any]], plot: Callable[..., str]) -> str:
+    run = runs["filters"]
+    res = run["results"]
     built = res["build"]
     return "\n".join([
         "## " + TITLES["filters"], "", provenance(run), "",
@@ -161,25 +167,18 @@ def filters(runs: dict[str, dict[str, Any]], plot: Callable[..., str]) -> str:
         f"replaced versions ({pct(built['versioned']):.0f}% of the memories have 1-5 older "
         "versions); recall through the service, query embedding included. Dense recall@10 "
         "compares the filtered vector search with brute force over every vector that passes "
-        "the filter.", "",
-        table(["case", "recall p50 ms", "recall p95 ms", "p95 / unfiltered",
-               "dense recall@10"], rows)])
+        "the filter.", "", _filter_cases(res)])
 
 
 def filters_pg(runs: dict[str, dict[str, Any]], plot: Callable[..., str]) -> str:
     """The same cases on PostgreSQL (benchmark_filters.py --postgres)."""
     run = runs["filters-pg"]
     res = run["results"]
-    base = res["cases"][0]["p95_ms"]
-    rows = [[c["case"], c["p50_ms"], c["p95_ms"], f"{c['p95_ms'] / base:.2f}x",
-             f"{c['dense_recall_at_10']:.3f}"] for c in res["cases"]]
     return "\n".join([
         "## " + TITLES["filters-pg"], "", provenance(run), "",
         f"The first {res['memories']:,} memories of that store and their {res['versions']:,} "
         "replaced versions copied into PostgreSQL 16 + pgvector (pgserver, default settings; "
-        "the HNSW index built in one go after the load).", "",
-        table(["case", "recall p50 ms", "recall p95 ms", "p95 / unfiltered",
-               "dense recall@10"], rows)])
+        "the HNSW index built in one go after the load).", "", _filter_cases(res)])
 
 
 def generic(name: str, run: dict[str, Any]) -> str:
