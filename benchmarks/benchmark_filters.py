@@ -105,9 +105,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     import numpy as np
 
     from benchmarks.realistic import RealisticText
-    from tinycontext.domain.filters import build_filter
-    from tinycontext.domain.recall import candidate_pool
-    from tinycontext.ports.store import Scope
+    from tinycontext.testing.retrievers import pool_size
 
     progress = Progress("filters", args.quiet)
     warn_if_busy(progress)
@@ -144,7 +142,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                for q in questions]
     results: dict[str, Any] = {"build": meta, "cases": []}
     rng = np.random.default_rng(args.seed + 2)
-    pool = candidate_pool(service.config.recall_top_k)
+    pool = pool_size(service)
     # The cases take turns on each question, so a change in the machine's load during the
     # run weighs on all of them alike.
     plan = cases(rng, size)
@@ -159,7 +157,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             if i >= args.warmup:
                 timings[c].append((time.perf_counter() - started) * 1000)
             found[c].append(_dense_recall(service, matrix, rows, vectors[i], extra, moment,
-                                          build_filter, Scope, pool))
+                                          pool))
         progress.tick(f"question {i + 1}/{len(questions)}")
     for c, (name, _, _) in enumerate(plan):
         results["cases"].append({
@@ -178,8 +176,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def _dense_recall(service: Any, matrix: Any, rows: dict[str, Any], vector: bytes,
-                  kwargs: dict[str, Any], moment: int | None, build_filter: Any, scope: Any,
-                  pool: int) -> float:
+                  kwargs: dict[str, Any], moment: int | None, pool: int) -> float:
     """The filtered dense retriever's top 10 against brute force over the passing rows
     (ties at the 10th score count as found)."""
     import numpy as np
@@ -196,9 +193,9 @@ def _dense_recall(service: Any, matrix: Any, rows: dict[str, Any], vector: bytes
     query = np.frombuffer(vector, "<f4")
     scores = np.asarray(matrix[candidates]) @ query
     tenth = np.sort(scores)[-min(10, len(scores))]
-    filters = build_filter(**kwargs)
-    hits = service.store.nearest(vector, service.model_key,
-                                 scope("episodic", filters=filters), pool)[:10]
+    from tinycontext.testing.retrievers import recall_scope
+
+    hits = service.store.nearest(vector, service.model_key, recall_scope(**kwargs), pool)[:10]
     good = sum(1 for h in hits if h.score >= tenth - 1e-5)
     return good / min(10, len(candidates))
 

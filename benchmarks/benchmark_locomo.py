@@ -208,16 +208,13 @@ def score(ranked: list[list[str]], gold: tuple[str, ...], k: int, deepest: int,
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
-    from tinycontext.domain.recall import candidate_pool
-    from tinycontext.domain.text import recall_terms
-    from tinycontext.ports.store import Scope
+    from tinycontext.testing.retrievers import recall_scope, retrievers_alone
 
     progress = Progress("locomo", args.quiet)
     conversations = load_locomo(args.data)[: args.limit][args.skip :]
     modes = list(MODES) if not args.no_ablations else ["hybrid", "hybrid-default-budget"]
     boards = {mode: Scoreboard() for mode in modes}
     deepest = max(args.ks)
-    pool = candidate_pool(deepest)
     stats: dict[str, Any] = {"conversations": len(conversations), "turns": 0, "stored": 0,
                              "skipped_duplicates": 0, "qa_total": 0, "qa_scored": 0,
                              "qa_without_evidence": 0, "unknown_evidence_ids": 0}
@@ -240,7 +237,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             progress(f"{conv.sample_id} ({number}/{len(conversations) + args.skip}): "
                      f"{len(conv.turns)} turns "
                      f"saved, {saved['skipped']} as duplicates; asking {len(conv.qas)} questions")
-            scope = Scope("episodic", conv.sample_id)
+            scope = recall_scope(conv.sample_id)
             for qa in conv.qas:
                 stats["qa_total"] += 1
                 stats["unknown_evidence_ids"] += len(qa.unknown_evidence)
@@ -263,12 +260,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                         budget_returned.append(len(cut["memories"]))
                 if "dense-only" in per_mode:
                     # Each retriever exactly as recall calls it (same pool), cut to deepest k.
-                    vector = service.embedder.embed(
-                        [service.config.dense_query_prefix + qa.question])[0]
-                    dense = service.store.nearest(vector, service.model_key, scope, pool)
-                    lexical = service.store.keyword_search(recall_terms(qa.question), scope,
-                                                           pool)
-                    for mode, hits in (("dense-only", dense), ("bm25-only", lexical)):
+                    alone = retrievers_alone(service, qa.question, scope, deepest)
+                    for mode, hits in (("dense-only", alone.dense), ("bm25-only", alone.keyword)):
                         ranked = [sorted(covers[h.memory.id]) for h in hits[:deepest]]
                         for k in args.ks:
                             score(ranked, qa.evidence, k, deepest, per_mode[mode])

@@ -201,8 +201,7 @@ def overlap_at_k(matrix: Any, count: int, query: bytes, approx: list[int], k: in
 def run(args: argparse.Namespace) -> dict[str, Any]:
     import numpy as np
 
-    from tinycontext.domain.recall import candidate_pool
-    from tinycontext.ports.store import Scope
+    from tinycontext.testing.retrievers import pool_size, recall_scope
 
     progress = Progress("speed", args.quiet)
     warn_if_busy(progress)
@@ -271,8 +270,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             for q in queries[: args.warmup]:
                 service.recall(q)
             latencies, embed_ms, dense_ms, overlaps = [], [], [], []
-            pool = candidate_pool(service.config.recall_top_k)
-            scope = Scope("episodic")
+            pool, scope = pool_size(service), recall_scope()
             recall_cpu = 0.0
             # Recalls are timed in a loop of their own: the fidelity check below sweeps the
             # exact-search matrix (30 MB at 20k, 150 MB at 100k), which would evict the CPU

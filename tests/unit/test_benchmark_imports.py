@@ -23,7 +23,6 @@ LEFT = {
     # One store built in bulk with tags and older versions (as _million_build), and its
     # dense retriever's filtered top 10 checked against brute force.
     "_filters_build.py": BULK_SQLITE,
-    "benchmark_filters.py": {"tinycontext.domain.filters", "tinycontext.domain.recall"},
     # PostgreSQL filled in bulk with COPY: the store's own schema, index and tenant names.
     "_pg_bulk.py": {
         "tinycontext.adapters.postgres.schema", "tinycontext.adapters.postgres.store",
@@ -34,10 +33,10 @@ LEFT = {
     "benchmark_hooks.py": {"tinycontext.hooks.blocks", "tinycontext.hooks.responder"},
     # The stable ids an import gives (to credit LoCoMo turns to the memories made of them).
     "benchmark_import.py": {"tinycontext.importers.items"},
-    "benchmark_locomo.py": {
-        "tinycontext.adapters.sqlite", "tinycontext.app", "tinycontext.domain",
-        "tinycontext.domain.recall", "tinycontext.domain.text",
-    },
+    # Levers without a setting of their own switched off by replacing the engine's own
+    # function or constant (--ablate), in the benchmark's process only.
+    "benchmark_locomo.py": {"tinycontext.adapters.sqlite", "tinycontext.app",
+                            "tinycontext.domain"},
     # The SQLite mirror's probe share swept (the dense kernel's fidelity/latency trade-off).
     "benchmark_million.py": {"tinycontext.adapters.sqlite"},
     # The two stores side by side, filled in bulk (as _million_build) and searched alone.
@@ -51,7 +50,6 @@ LEFT = {
     },
     # The secret scanner alone (one kernel), over texts with and without secrets.
     "benchmark_secrets.py": {"tinycontext.domain.secrets"},
-    "benchmark_speed.py": {"tinycontext.domain.recall"},
     # A store built in bulk (as _million_build); the browser's pages served in process.
     "benchmark_ui.py": BULK_SQLITE | {"tinycontext.adapters.web.app"},
 }
