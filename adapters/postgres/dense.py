@@ -50,6 +50,9 @@ TENANT_INDEX_AT = 10_000
 # the table index to return `limit` rows even at EF_SEARCH_MAX is searched exactly at once.
 MID_SCOPE = TENANT_INDEX_AT
 MAX_TENANT_INDEXES = 64
+# A filtered scope is counted up to this when deciding whether the index would come back
+# short: beyond it the exact search would cost more than the probes it saves.
+MAX_FILTER_COUNT = 4 * MID_SCOPE
 TENANT_INDEX_WORK_MEM = "512MB"  # the graph of 100,000 384-d vectors is built in memory
 
 
@@ -122,16 +125,26 @@ class PgDenseRetrieval:
             (SCHEMA, dense_index_name(dims)),
         ))))
 
-    def _scope_vectors(self, model_key: str, dims: int, scope: Scope) -> int:
-        """Live vectors of the scope that pass its filter, counted up to MID_SCOPE + 1
+    def _scope_vectors(self, model_key: str, dims: int, scope: Scope,
+                       most: int = MID_SCOPE) -> int:
+        """Live vectors of the scope that pass its filter, counted up to `most` + 1
         (enough for every choice `nearest` makes)."""
         where, params = scope_sql(scope)
         life, life_params = where_sql(scope.filters, self._pool.tenant)
-        return self._cached((model_key, dims, scope), lambda: self._pool.read(
+        return self._cached((model_key, dims, scope, most), lambda: self._pool.read(
             f"SELECT count(*) FROM (SELECT 1 FROM {MEMORIES} m WHERE m.tenant = %s"
             f"{life}{where} AND m.embedding_model = %s AND m.dims = %s LIMIT %s) x",
-            [self._pool.tenant, *life_params, *params, model_key, dims, MID_SCOPE + 1],
+            [self._pool.tenant, *life_params, *params, model_key, dims, most + 1],
         )[0][0])
+
+    def _index_rows(self, dims: int) -> int:
+        """Rows of the table-wide index for `dims` (every tenant's live vectors), from the
+        planner's statistics; 0 when unknown."""
+        return self._cached(("index_rows", dims), lambda: max(0, int(self._pool.read(
+            "SELECT coalesce(max(c.reltuples), 0) FROM pg_class c JOIN pg_namespace n "
+            "ON n.oid = c.relnamespace WHERE n.nspname = %s AND c.relname = %s",
+            (SCHEMA, dense_index_name(dims)),
+        )[0][0])))
 
     def _table_rows(self) -> int:
         """All rows of the memories table (every tenant), from the planner's statistics."""
@@ -174,12 +187,14 @@ class PgDenseRetrieval:
         use_index = use_index or own
         if use_index and scope.filters:
             # A filter that few of the searched index's rows pass would leave both probes
-            # short (the index filters after its search): counted, such a scope is searched
-            # exactly at once.
-            passing = self._scope_vectors(model_key, dims, scope)
-            if passing <= MID_SCOPE and EF_SEARCH_MAX * passing < limit * (
-                in_scope if own else table
-            ):
+            # short (the index filters after its search, keeping about ef_search x the share
+            # that passes): counted as far as that matters, such a scope is searched exactly
+            # at once.
+            searched = in_scope if own else (self._index_rows(dims) or table)
+            short_below = limit * searched // EF_SEARCH_MAX
+            passing = self._scope_vectors(model_key, dims, scope,
+                                          min(max(MID_SCOPE, short_below), MAX_FILTER_COUNT))
+            if passing <= MAX_FILTER_COUNT and passing < short_below:
                 use_index = False
         if use_index:
             for ef in self._ef_steps(limit, TENANT_EF_PER_RESULT if own else EF_PER_RESULT):
