@@ -32,8 +32,10 @@ from tinycontext.domain.errors import TinyContextError
 path = Path(sys.argv[1])
 if sys.argv[2] == "doctor":
     from tinycontext.config.engine import TinyContextConfig
-    from tinycontext.entry.doctor import _check_storage
-    checks = _check_storage(TinyContextConfig(memory_db_path=str(path)))
+    from tinycontext.entry.container import create_container
+    from tinycontext.entry.doctor_storage import check_storage
+    config = TinyContextConfig(memory_db_path=str(path))
+    checks = check_storage(config, create_container(config))
     print(json.dumps({c.name: [c.ok, c.detail] for c in checks}))
     raise SystemExit
 service = open_service(path)
