@@ -116,10 +116,11 @@ async def measure(db: Path, repeat: int) -> list[dict[str, Any]]:
     import httpx
 
     from tinycontext.adapters.web.app import create_ui_app
+    from tinycontext.app.service_source import OneService
 
     service = _service(db)
     detail = service.list_page(limit=1, offset=5000).to_dict()["memories"][0]["id"]
-    app = create_ui_app(service, token=TOKEN, hosts=None)
+    app = create_ui_app(OneService(service), token=TOKEN, hosts=None)
     transport = httpx.ASGITransport(app=app)
     rows = []
     async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1") as client:

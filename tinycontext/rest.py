@@ -18,12 +18,12 @@ if TYPE_CHECKING:
 
     from tinycontext.adapters.hosting.tenancy import Access
     from tinycontext.app.management import Management
-    from tinycontext.app.service_source import Source
+    from tinycontext.app.service_source import Services
     from tinycontext.entry.container import Container
 
 
 def create_app(
-    source: Source | Container,
+    source: Container | Services,
     *,
     mcp: bool = False,
     hosts: list[str] | None = None,
@@ -31,10 +31,9 @@ def create_app(
     warm: bool = True,
     access: Access | None = None,
     management: Management | None = None,
-    ui_token: str | None = None,
-    ui: bool = False,
 ) -> FastAPI:
-    """The REST app over a container (or the process's Services, or one MemoryService).
+    """The REST app over a container, or over the process's Services (`OneService(service)`
+    for a MemoryService you hold).
 
     `mcp=True` also serves Streamable HTTP MCP at /mcp from the same process and service;
     `hosts` turns on the Host-header check (see tinycontext.config.allowed_hosts);
@@ -42,8 +41,7 @@ def create_app(
     `warm` loads the embedding model in the background at startup. With `access.trust`
     (hosted mode) every route but /health needs a proxy-proven caller (401 otherwise) and
     works on that caller's own store; `management` adds the management resources to /mcp.
-    `ui` serves the memory browser at /ui (tinycontext/entry/web_ui.py): behind the tenancy gate in
-    hosted mode, else signed in with `ui_token` (the link `tinycontext rest --ui` prints).
+    The memory browser at /ui is composed around it (tinycontext.entry.web_ui.mount_ui).
     """
     from tinycontext.adapters.rest.api import build_app
     from tinycontext.entry.container import Container, container_services
@@ -56,15 +54,8 @@ def create_app(
 
         server = create_mcp_server(services, warm=False, access=access, management=management)
         mounted = mountable(server, hosts)
-    app = build_app(services, hosts=hosts, on_shutdown=on_shutdown, warm=warm, access=access,
-                    mounted=mounted)
-    if not ui:
-        return app
-    from tinycontext.adapters.web.security import new_token
-    from tinycontext.entry.web_ui import mount_ui, ui_app
-
-    pages = ui_app(services, hosts=hosts, access=access, token=ui_token or new_token())
-    return mount_ui(app, pages)  # type: ignore[no-any-return]
+    return build_app(services, hosts=hosts, on_shutdown=on_shutdown, warm=warm, access=access,
+                     mounted=mounted)
 
 
 def app_from_environment(*, mcp: bool = False, bind_host: str | None = None) -> FastAPI:
@@ -78,7 +69,7 @@ def app_from_environment(*, mcp: bool = False, bind_host: str | None = None) -> 
     serving, shutdown = open_server("http", settings)
     host = bind_host if bind_host is not None else settings.variables.host
     return create_app(
-        serving.source, mcp=mcp, hosts=serving.hosts(host), on_shutdown=shutdown,
+        serving.services, mcp=mcp, hosts=serving.hosts(host), on_shutdown=shutdown,
         access=serving.access, management=serving.management,
     )
 

@@ -24,7 +24,7 @@ from tinycontext.app.inputs import AtLeastOne, AtLeastZero, MemoryItem, Metadata
 from tinycontext.app.management import Management
 from tinycontext.app.request_scope import request_scope
 from tinycontext.app.results import Result
-from tinycontext.app.service_source import Source, service_source, warm_up
+from tinycontext.app.service_source import Services, warm_up
 from tinycontext.app.unexpected import log_unexpected
 from tinycontext.domain.errors import InvalidRequestError, TinyContextError, UnauthorizedError
 
@@ -157,18 +157,18 @@ def identity_middleware(access: CallerCheck) -> Callable[..., Any]:
 
 
 def create_mcp_server(
-    source: Source,
+    services: Services,
     *,
     warm: bool = True,
     access: CallerCheck | None = None,
     management: Management | None = None,
 ) -> TinyContextMCP:
-    """The MCP server over the process's Services (or one MemoryService).
+    """The MCP server over the process's Services.
 
     `warm` loads the model in the background; `access` says how callers are identified
     (hosted proxy trust, management token); `management` adds the management resources.
     """
-    get_service = service_source(source)
+    get_service = services.current
     from tinycontext.version import __version__
 
     server = TinyContextMCP(
@@ -256,6 +256,6 @@ def create_mcp_server(
     if management is not None:
         server.guard = register_management(server, get_service, management)
     if warm:
-        warm_up(source)
+        warm_up(services)
     return server
 

@@ -19,6 +19,7 @@ from .stdio_front import SNAPSHOT_FILE, code_fingerprint
 
 if TYPE_CHECKING:
     from tinycontext.app.service import MemoryService
+    from tinycontext.app.service_source import Services
 
 
 def _client_hello(version: str) -> dict[str, Any]:
@@ -27,8 +28,17 @@ def _client_hello(version: str) -> dict[str, Any]:
         "clientInfo": {"name": "snapshot", "version": "0"}}}
 
 
-def _no_service() -> MemoryService:
-    raise RuntimeError("listing the tools needs no service")
+class _NoServices:
+    """Services for listing the tools, which needs none."""
+
+    def current(self) -> MemoryService:
+        raise RuntimeError("listing the tools needs no service")
+
+    def warm(self) -> None:
+        """Nothing to load."""
+
+    def close(self) -> None:
+        """Nothing opened."""
 
 
 def _answers(version: str) -> dict[str, Any]:
@@ -41,7 +51,8 @@ def _answers(version: str) -> dict[str, Any]:
     from .server import create_mcp_server
     from .stdio import serve_draining
 
-    server = create_mcp_server(_no_service, warm=False)  # the tools do not depend on a store
+    services: Services = _NoServices()
+    server = create_mcp_server(services, warm=False)  # the tools do not depend on a store
     messages = [_client_hello(version),
                 {"jsonrpc": "2.0", "method": "notifications/initialized"},
                 {"jsonrpc": "2.0", "id": 2, "method": "tools/list"}]

@@ -6,22 +6,26 @@ import logging
 import sys
 from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import AbstractAsyncContextManager, asynccontextmanager, contextmanager
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tinycontext.app.callers import CallerCheck
 from tinycontext.app.management import Management
-from tinycontext.app.service_source import Source
+from tinycontext.app.service_source import Services
 from tinycontext.config.allowed_hosts import allowed_hosts, host_allowed
 
 from .server import TinyContextMCP, create_mcp_server
 from .stdio import DRAIN_SECONDS, serve_front, serve_stdio
 from .stdio_front import StdioFront
 
+if TYPE_CHECKING:
+    from starlette.routing import BaseRoute
+    from starlette.types import ASGIApp, Receive, Scope, Send
+
 log = logging.getLogger("tinycontext.mcp")
 MCP_PATH = "/mcp"
 
 
-def run_stdio(source: Source, management: Management | None = None,
+def run_stdio(services: Services, management: Management | None = None,
               drain_seconds: float = DRAIN_SECONDS, front: StdioFront | None = None) -> None:
     """Serve MCP on stdin/stdout until the client closes the pipe (stdout: JSON-RPC only);
     requests still running then are answered before the process ends (mcp_stdio).
@@ -32,7 +36,7 @@ def run_stdio(source: Source, management: Management | None = None,
     """
     import anyio
 
-    server = create_mcp_server(source, management=management)
+    server = create_mcp_server(services, management=management)
     if front is None:
         anyio.run(serve_stdio, server, drain_seconds)
         return
@@ -61,7 +65,7 @@ def stop_signals_end(front: StdioFront) -> Iterator[None]:
 
 
 def http_app(
-    source: Source,
+    services: Services,
     host: str = "127.0.0.1",
     *,
     hosts: list[str] | None | str = "auto",
@@ -69,7 +73,7 @@ def http_app(
     management: Management | None = None,
     json_response: bool = False,
     stateless: bool = False,
-) -> Any:
+) -> ASGIApp:
     """A Starlette app serving Streamable HTTP MCP at /mcp and GET /health.
 
     `json_response` answers each POST with one JSON body instead of an SSE stream (the
@@ -79,14 +83,14 @@ def http_app(
     `hosts` lists accepted Host names (DNS-rebinding protection); "auto" = loopback names,
     the bound address and TINYCONTEXT_ALLOWED_HOSTS; None switches the check off.
     With a hosted `access` every request but /health must be proven by the proxy
-    (401 otherwise), and `source` is normally the per-user TenantStores.
+    (401 otherwise), and `services` is normally the per-user TenantStores.
     """
     from starlette.requests import Request
     from starlette.responses import JSONResponse
 
     from tinycontext.version import __version__
 
-    server = create_mcp_server(source, access=access, management=management)
+    server = create_mcp_server(services, access=access, management=management)
     accepted = allowed_hosts(host) if hosts == "auto" else hosts
 
     async def health(request: Request) -> JSONResponse:
@@ -94,7 +98,7 @@ def http_app(
 
     server.custom_route("/health", methods=["GET"])(health)
 
-    app = server.streamable_http_app(
+    app: ASGIApp = server.streamable_http_app(
         streamable_http_path=MCP_PATH,
         transport_security=mcp_transport_security(accepted),  # type: ignore[arg-type]
         host=host, json_response=json_response, stateless_http=stateless,
@@ -102,11 +106,12 @@ def http_app(
     if isinstance(accepted, list):
         app = strict_host_check(app, accepted)
     if access is not None and access.hosted:
-        return access.gate(app)
+        gated: ASGIApp = access.gate(app)
+        return gated
     return app
 
 
-def strict_host_check(app: Any, hosts: list[str]) -> Any:
+def strict_host_check(app: ASGIApp, hosts: list[str]) -> ASGIApp:
     """Refuse /mcp requests whose Host header is not exactly an accepted `name[:port]`.
 
     The SDK's own check accepts any header that starts with an accepted name and a colon
@@ -114,7 +119,7 @@ def strict_host_check(app: Any, hosts: list[str]) -> Any:
     """
     from starlette.responses import PlainTextResponse
 
-    async def guarded(scope: Any, receive: Any, send: Any) -> None:
+    async def guarded(scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http" and scope.get("path", "").startswith(MCP_PATH):
             header = next((v.decode("latin-1") for k, v in scope.get("headers", [])
                            if k == b"host"), None)
@@ -129,7 +134,7 @@ def strict_host_check(app: Any, hosts: list[str]) -> Any:
 
 def mountable(
     server: TinyContextMCP, hosts: list[str] | None
-) -> tuple[list[Any], Callable[[], AbstractAsyncContextManager[None]]]:
+) -> tuple[list[BaseRoute], Callable[[], AbstractAsyncContextManager[None]]]:
     """Routes to add to a host ASGI app, and the context its lifespan must enter.
 
     Streamable HTTP needs its session manager running; a host app (FastAPI, Starlette) must
@@ -167,7 +172,7 @@ def mcp_transport_security(hosts: list[str] | None) -> Any:
     )
 
 
-def serve_http(app: Any, host: str, port: int, what: str) -> None:
+def serve_http(app: ASGIApp, host: str, port: int, what: str) -> None:
     """Run an ASGI app with uvicorn until SIGINT/SIGTERM (logs to stderr only)."""
     import uvicorn
 

@@ -19,11 +19,12 @@ from typing import Annotated, Any
 
 from fastapi import Body, FastAPI, Query, Request
 from fastapi.responses import JSONResponse
+from starlette.routing import BaseRoute
 
 from tinycontext.app.callers import CallerCheck
 from tinycontext.app.rendering import PLAIN
 from tinycontext.app.service import MemoryService
-from tinycontext.app.service_source import Source, close_source, service_source, warm_up
+from tinycontext.app.service_source import Services, warm_up
 from tinycontext.app.unexpected import log_unexpected
 from tinycontext.domain.errors import InternalError, TinyContextError
 
@@ -35,7 +36,7 @@ from .telemetry import FASTAPI_TELEMETRY, RedactRequestSpan
 
 log = logging.getLogger("tinycontext.rest")
 # Routes to add and the context the app's lifespan must run them in (see build_app).
-Mounted = tuple[list[Any], Callable[[], AbstractAsyncContextManager[None]]]
+Mounted = tuple[list[BaseRoute], Callable[[], AbstractAsyncContextManager[None]]]
 
 # Any operation can meet a store that fails: every route documents these.
 STORE_ERRORS = ("store_unavailable", "store_read_only", "store_full", "store_corrupt",
@@ -92,7 +93,7 @@ def no_access_log() -> Iterator[None]:
 
 
 def build_app(
-    source: Source,
+    services: Services,
     *,
     hosts: list[str] | None = None,
     on_shutdown: Callable[[], None] | None = None,
@@ -100,7 +101,7 @@ def build_app(
     access: CallerCheck | None = None,
     mounted: Mounted | None = None,
 ) -> FastAPI:
-    """The REST app over the process's Services (or one MemoryService).
+    """The REST app over the process's Services.
 
     `hosts` turns on the Host-header check (see guard); `on_shutdown` runs last;
     `warm` loads the embedding model in the background at startup. With a hosted `access`
@@ -112,7 +113,7 @@ def build_app(
     """
     from tinycontext.version import __version__
 
-    get_service: Callable[[], MemoryService] = service_source(source)
+    get_service: Callable[[], MemoryService] = services.current
     mcp_routes, mcp_running = mounted if mounted is not None else ([], None)
 
     @asynccontextmanager
@@ -120,13 +121,13 @@ def build_app(
         async with AsyncExitStack() as stack:
             stack.enter_context(no_access_log())
             if warm:
-                warm_up(source)
+                warm_up(services)
             if mcp_running is not None:
                 await stack.enter_async_context(mcp_running())
             try:
                 yield
             finally:
-                close_source(source)
+                services.close()
                 if on_shutdown is not None:
                     on_shutdown()
 

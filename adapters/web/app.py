@@ -17,7 +17,7 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from tinycontext.app.request_scope import current_scope
-from tinycontext.app.service_source import Source
+from tinycontext.app.service_source import Services
 from tinycontext.app.unexpected import log_unexpected
 from tinycontext.domain.errors import InternalError, InvalidRequestError, TinyContextError
 
@@ -52,13 +52,13 @@ def _number(request: Request, name: str, default: int | None, low: int = 1) -> i
     return int(raw)
 
 
-def create_ui_app(source: Source, *, token: str | None = None, hosts: list[str] | None = None,
-                  hosted: bool = False) -> Any:
-    """The pages over a container, a MemoryService or hosted mode's per-user services.
+def create_ui_app(services: Services, *, token: str | None = None, hosts: list[str] | None = None,
+                  hosted: bool = False) -> UiGuard:
+    """The pages over the process's Services (one service, or hosted mode's per-user ones).
 
     `token`: the per-start access token (local mode; None when a tenancy gate in front proves
     callers); `hosts`: accepted Host names (None: no check)."""
-    get_service = queries.service_getter(source)
+    get_service = services.current
     render = Renderer(HERE / "templates")
 
     def operator() -> bool:

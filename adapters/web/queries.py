@@ -19,7 +19,6 @@ from typing import Any
 
 from tinycontext.app.management import single_store_facts
 from tinycontext.app.service import MemoryService
-from tinycontext.app.service_source import Source, service_source
 from tinycontext.domain.filters import build_filter
 from tinycontext.domain.listing import ListQuery, build_list_query, preview
 from tinycontext.domain.records import record
@@ -30,11 +29,6 @@ CHART_MONTHS = 12
 SESSIONS_SHOWN = 50
 OVERVIEW_TTL = 30.0  # seconds: overview counts are cached (see overview)
 _cache_lock = threading.Lock()
-
-
-def service_getter(source: Source) -> Callable[[], MemoryService]:
-    """The service of the request being served (see tinycontext.app.service_source)."""
-    return service_source(source)
 
 
 def split_tags(text: str | None) -> list[str] | None:

@@ -125,13 +125,13 @@ def hosted_server(tmp_path: Path, *, kind: str = "rest", store_url: str = "",
                           tokenizer=WordTokenizer(), clock=clock, background=background)
     serving = open_serving(config, settings, parts)
     if kind == "rest":
-        app = create_app(serving.source, mcp=True, hosts=serving.hosts("127.0.0.1"),
+        app = create_app(serving.services, mcp=True, hosts=serving.hosts("127.0.0.1"),
                          access=serving.access, management=serving.management, warm=False)
     else:
-        app = http_app(serving.source, "127.0.0.1", hosts=serving.hosts("127.0.0.1"),
+        app = http_app(serving.services, "127.0.0.1", hosts=serving.hosts("127.0.0.1"),
                        access=serving.access, management=serving.management)
     try:
         with serve(app) as base:
-            yield HostedServer(base, serving.source, store_dir, clock)
+            yield HostedServer(base, serving.services, store_dir, clock)
     finally:
         serving.close()

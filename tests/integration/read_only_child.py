@@ -18,6 +18,7 @@ from tests.fakes import FixedClock, HashEmbedder, WordTokenizer
 from tinycontext.adapters.mcp.server import create_mcp_server
 from tinycontext.adapters.sqlite.store import SqliteStore
 from tinycontext.app.service import MemoryService
+from tinycontext.app.service_source import OneService
 from tinycontext.app.transfer import export_jsonl
 from tinycontext.config.engine import TinyContextConfig
 from tinycontext.domain.errors import TinyContextError
@@ -63,7 +64,7 @@ def python_api(path: Path) -> dict[str, Any]:
 
 
 def rest(path: Path) -> dict[str, Any]:
-    app = create_app(open_service(path), warm=False)
+    app = create_app(OneService(open_service(path)), warm=False)
     with uvicorn_thread(app) as base, httpx.Client(base_url=base, timeout=60) as client:
         calls = {
             "recall": client.post("/recall_memories", json={"query": "billing job"}),
@@ -75,7 +76,7 @@ def rest(path: Path) -> dict[str, Any]:
 
 def mcp(path: Path) -> dict[str, Any]:
     service = open_service(path)
-    server = create_mcp_server(service, warm=False)
+    server = create_mcp_server(OneService(service), warm=False)
 
     async def main() -> dict[str, Any]:
         async with Client(server) as client:

@@ -123,6 +123,7 @@ def _single_user_rest(db: Path) -> list[str]:
     from fastapi.testclient import TestClient
 
     from tests.fakes import HashEmbedder, WordTokenizer
+    from tinycontext.app.service_source import OneService
     from tinycontext.config.engine import TinyContextConfig
     from tinycontext.entry.container import build_service
     from tinycontext.rest import create_app
@@ -130,7 +131,7 @@ def _single_user_rest(db: Path) -> list[str]:
     service = build_service(TinyContextConfig(memory_db_path=str(db / "rest.db")),
                             embedder=HashEmbedder(), tokenizer=WordTokenizer(), background=False)
     refs = []
-    with TestClient(create_app(service, warm=False), headers=SECRET_HEADERS) as api:
+    with TestClient(create_app(OneService(service), warm=False), headers=SECRET_HEADERS) as api:
         saved = api.post("/save_memories", json={"session_id": SESSION,
                                                   "memories": [{"content": CONTENT}]}).json()
         ref = saved["saved"][0]["ref"]

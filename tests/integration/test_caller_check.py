@@ -59,9 +59,10 @@ def test_rest_uses_the_check_it_is_given(tmp_path: Path) -> None:
     pytest.importorskip("fastapi")
     from fastapi.testclient import TestClient
 
+    from tinycontext.app.service_source import OneService
     from tinycontext.rest import create_app
 
-    app = create_app(_service(tmp_path), warm=False, access=TeapotCheck())  # type: ignore[arg-type]
+    app = create_app(OneService(_service(tmp_path)), warm=False, access=TeapotCheck())  # type: ignore[arg-type]
     client = TestClient(app, base_url="http://127.0.0.1")
     assert client.post("/recall_memories", json={}).status_code == 418
     assert client.get("/health").status_code == 418  # the gate, not REST, decides what is open
@@ -72,7 +73,8 @@ def test_mcp_http_uses_the_check_it_is_given(tmp_path: Path) -> None:
     from starlette.testclient import TestClient
 
     from tinycontext.adapters.mcp.transports import http_app
+    from tinycontext.app.service_source import OneService
 
-    app = http_app(_service(tmp_path), "127.0.0.1", access=TeapotCheck())
+    app = http_app(OneService(_service(tmp_path)), "127.0.0.1", access=TeapotCheck())
     client = TestClient(app, base_url="http://127.0.0.1")
     assert client.post("/mcp", content=json.dumps({})).status_code == 418

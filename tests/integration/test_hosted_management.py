@@ -19,6 +19,7 @@ from tinycontext.adapters.hosting.tenancy import Access
 from tinycontext.adapters.mcp.server import create_mcp_server
 from tinycontext.adapters.mcp.transports import http_app
 from tinycontext.app.management import Management
+from tinycontext.app.service_source import OneService
 from tinycontext.config.engine import TinyContextConfig
 from tinycontext.entry.container import build_service
 
@@ -153,7 +154,7 @@ def _single_user(tmp_path: Path) -> Any:
 def test_http_management_needs_the_operator_token(tmp_path: Path) -> None:
     service = _single_user(tmp_path)
     service.save([{"content": "The build uses Bazel."}])
-    app = http_app(service, "127.0.0.1", access=Access(management_token=OPERATOR),
+    app = http_app(OneService(service), "127.0.0.1", access=Access(management_token=OPERATOR),
                    management=Management())
 
     async def visit(headers: dict[str, str]) -> dict[str, Any]:
@@ -188,8 +189,8 @@ def test_http_management_needs_the_operator_token(tmp_path: Path) -> None:
 def test_stdio_operator_sees_every_view_and_management_is_off_by_default(tmp_path: Path) -> None:
     service = _single_user(tmp_path)
     service.save([{"content": "The staging database is Postgres 16."}])
-    with_views = create_mcp_server(service, warm=False, management=Management())
-    without = create_mcp_server(service, warm=False)
+    with_views = create_mcp_server(OneService(service), warm=False, management=Management())
+    without = create_mcp_server(OneService(service), warm=False)
 
     async def main() -> tuple[dict[str, Any], dict[str, Any], int]:
         async with Client(with_views) as client:
@@ -226,7 +227,7 @@ def test_docs_show_the_json_shapes_the_views_return(tmp_path: Path) -> None:
             documented[document.get("view", "manifest")] = document
     service = _single_user(tmp_path)
     service.save([{"content": "Docs and code agree."}])
-    server = create_mcp_server(service, warm=False, management=Management())
+    server = create_mcp_server(OneService(service), warm=False, management=Management())
 
     async def main() -> dict[str, Any]:
         actual: dict[str, Any] = {}

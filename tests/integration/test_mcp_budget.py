@@ -19,6 +19,7 @@ from tinycontext.adapters.embedding.tiktoken_tokenizer import TiktokenTokenizer
 from tinycontext.adapters.mcp.render import PROFILE_INTRO, RECALL_INTRO
 from tinycontext.adapters.mcp.server import create_mcp_server
 from tinycontext.app.service import MemoryService
+from tinycontext.app.service_source import OneService
 from tinycontext.config.engine import TinyContextConfig
 
 WORDS = (
@@ -60,7 +61,7 @@ def test_rendered_recall_fits_the_token_budget(budget: int, profile_budget: int,
     for _ in range(4):
         clock.advance(60)
         service.save([{"content": s} for s in _sentences(rng, 30)])
-    server = create_mcp_server(service, warm=False)
+    server = create_mcp_server(OneService(service), warm=False)
 
     async def texts() -> list[str]:
         async with Client(server) as client:

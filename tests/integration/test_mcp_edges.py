@@ -18,6 +18,7 @@ from tinycontext.adapters.mcp.server import create_mcp_server
 from tinycontext.adapters.sqlite.store import SqliteStore
 from tinycontext.app.management import Management
 from tinycontext.app.service import MemoryService
+from tinycontext.app.service_source import OneService
 from tinycontext.config.engine import TinyContextConfig
 from tinycontext.entry.container import build_service
 
@@ -36,7 +37,7 @@ def service(tmp_path: Path) -> Iterator[MemoryService]:
 
 
 def _call(service: MemoryService, name: str, arguments: dict[str, Any]) -> tuple[bool, str]:
-    server = create_mcp_server(service, warm=False)
+    server = create_mcp_server(OneService(service), warm=False)
 
     async def main() -> tuple[bool, str]:
         async with Client(server) as client:
@@ -91,7 +92,7 @@ def test_control_characters_are_removed_as_on_rest(service):
 
 
 def _read_error(service: MemoryService, uri: str) -> MCPError:
-    server = create_mcp_server(service, warm=False, management=Management())
+    server = create_mcp_server(OneService(service), warm=False, management=Management())
 
     async def main() -> MCPError:
         async with Client(server) as client:
@@ -115,7 +116,7 @@ def test_management_paging_out_of_range_is_invalid_params(service, query):
 
 
 def test_management_last_page_that_fits_is_an_empty_page(service):
-    server = create_mcp_server(service, warm=False, management=Management())
+    server = create_mcp_server(OneService(service), warm=False, management=Management())
     last = (2**53 - 1) // 25
 
     async def main() -> str:

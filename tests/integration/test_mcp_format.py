@@ -27,6 +27,7 @@ from tinycontext.app.results import (
     Scores,
 )
 from tinycontext.app.service import MemoryService
+from tinycontext.app.service_source import OneService
 from tinycontext.config.engine import TinyContextConfig
 
 NOW, LATER = "2026-07-31T10:15:00Z", "2026-07-31T10:16:00Z"
@@ -104,7 +105,7 @@ def call() -> Callable[[str, dict[str, Any]], Any]:
         TinyContextConfig(memory_db_path="/nonexistent/x.db", recall_max_tokens=30),
         new_id=lambda: f"{next(counter):08x}-aaaa-4bbb-8ccc-dddddddddddd", background=False,
     )
-    server = create_mcp_server(service, warm=False)
+    server = create_mcp_server(OneService(service), warm=False)
 
     def run(steps: Callable[[Callable[..., Awaitable[tuple[bool, str]]]], Awaitable[Any]]) -> Any:
         async def main() -> Any:

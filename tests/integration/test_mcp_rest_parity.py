@@ -21,6 +21,7 @@ from tinycontext.adapters.embedding.tiktoken_tokenizer import TiktokenTokenizer
 from tinycontext.adapters.mcp.server import create_mcp_server
 from tinycontext.adapters.sqlite.store import SqliteStore
 from tinycontext.app.service import MemoryService
+from tinycontext.app.service_source import OneService
 from tinycontext.app.transfer import export_jsonl
 from tinycontext.config.engine import TinyContextConfig
 from tinycontext.rest import create_app
@@ -60,7 +61,7 @@ def _refs(text: str) -> list[tuple[str, str]]:
 def _mcp(service: MemoryService) -> dict[str, Any]:
     async def main() -> dict[str, Any]:
         out: dict[str, Any] = {"recalls": []}
-        async with Client(create_mcp_server(service, warm=False)) as client:
+        async with Client(create_mcp_server(OneService(service), warm=False)) as client:
             async def call(name: str, args: dict[str, Any]) -> Any:
                 result = await client.call_tool(name, args)
                 assert not result.is_error, result.content
@@ -84,7 +85,8 @@ def _mcp(service: MemoryService) -> dict[str, Any]:
 
 def _rest(service: MemoryService) -> dict[str, Any]:
     out: dict[str, Any] = {"recalls": []}
-    with uvicorn_thread(create_app(service)) as base, httpx.Client(base_url=base) as api:
+    app = create_app(OneService(service))
+    with uvicorn_thread(app) as base, httpx.Client(base_url=base) as api:
         def call(path: str, body: dict[str, Any]) -> Any:
             response = api.post(path, json=body)
             assert response.status_code == 200, response.text

@@ -22,6 +22,7 @@ from tests.fakes import FixedClock, HashEmbedder, WordTokenizer
 from tinycontext.adapters.mcp.server import create_mcp_server
 from tinycontext.adapters.mcp.stdio import serve_draining
 from tinycontext.adapters.sqlite.store import SqliteStore
+from tinycontext.app.service_source import OneService
 from tinycontext.config.engine import TinyContextConfig
 from tinycontext.entry.container import build_service
 
@@ -68,7 +69,7 @@ def _save(id_: int, content: str) -> dict[str, Any]:
 def _exchange(service: Any, messages: list[dict[str, Any]],
               drain_seconds: float) -> tuple[dict[Any, dict[str, Any]], float]:
     """Send every message, close the input, collect what comes out until the server ends."""
-    server = create_mcp_server(service, warm=False)
+    server = create_mcp_server(OneService(service), warm=False)
 
     async def main() -> tuple[dict[Any, dict[str, Any]], float]:
         to_server, server_reads = create_context_streams[SessionMessage | Exception](32)

@@ -18,6 +18,7 @@ from tests.fakes import FixedClock, HashEmbedder, WordTokenizer
 from tinycontext.adapters.mcp.server import create_mcp_server
 from tinycontext.adapters.sqlite.store import SqliteStore
 from tinycontext.app.service import MemoryService
+from tinycontext.app.service_source import OneService
 from tinycontext.config.engine import TinyContextConfig
 from tinycontext.entry.container import build_service
 
@@ -43,7 +44,7 @@ def service(tmp_path: Path) -> Iterator[MemoryService]:
 
 
 def run(service: MemoryService, calls: list[tuple[str, dict[str, Any]]]) -> list[tuple[bool, str]]:
-    server = create_mcp_server(service, warm=False)
+    server = create_mcp_server(OneService(service), warm=False)
 
     async def main() -> list[tuple[bool, str]]:
         async with Client(server) as client:
@@ -57,7 +58,7 @@ def run(service: MemoryService, calls: list[tuple[str, dict[str, Any]]]) -> list
 
 
 def test_tool_names_parameters_and_prompts(service: MemoryService) -> None:
-    server = create_mcp_server(service, warm=False)
+    server = create_mcp_server(OneService(service), warm=False)
 
     async def main() -> Any:
         async with Client(server) as client:

@@ -17,6 +17,7 @@ from tests.e2e.servers import free_port, uvicorn_thread
 from tests.fakes import FixedClock, HashEmbedder, WordTokenizer
 from tests.pg_fixture import admin_url, temporary_database, with_database
 from tinycontext.app.service import MemoryService
+from tinycontext.app.service_source import OneService
 from tinycontext.config.engine import TinyContextConfig
 from tinycontext.domain.errors import (
     StoreReadOnlyError,
@@ -56,7 +57,7 @@ def expect(error: type[TinyContextError], call: Any) -> str:
 
 def rest(service: MemoryService, calls: list[tuple[str, str, dict[str, Any]]]
          ) -> list[httpx.Response]:
-    with uvicorn_thread(create_app(service, warm=False)) as base, \
+    with uvicorn_thread(create_app(OneService(service), warm=False)) as base, \
             httpx.Client(base_url=base, timeout=120) as client:
         return [client.request(method, path, json=body) for method, path, body in calls]
 

@@ -20,6 +20,7 @@ from tests.e2e.servers import uvicorn_thread
 from tests.fakes import FixedClock, HashEmbedder, WordTokenizer
 from tinycontext.adapters.sqlite.store import SqliteStore
 from tinycontext.app.service import MemoryService
+from tinycontext.app.service_source import OneService
 from tinycontext.config.allowed_hosts import allowed_hosts
 from tinycontext.config.engine import TinyContextConfig
 from tinycontext.rest import create_app
@@ -39,7 +40,7 @@ def _service(db: Path, same_ref: bool = False) -> MemoryService:
 
 @pytest.fixture
 def api(tmp_path: Path) -> Iterator[httpx.Client]:
-    app = create_app(_service(tmp_path / "m.db"), hosts=allowed_hosts("127.0.0.1", ""))
+    app = create_app(OneService(_service(tmp_path / "m.db")), hosts=allowed_hosts("127.0.0.1", ""))
     with uvicorn_thread(app) as base, httpx.Client(base_url=base, timeout=30) as client:
         yield client
 
@@ -122,7 +123,7 @@ def test_every_error_code_of_the_table(api: httpx.Client, tmp_path: Path) -> Non
     ]
     for response, status, code in cases:
         assert _error(response) == (status, code), response.text
-    clash = create_app(_service(tmp_path / "clash.db", same_ref=True))
+    clash = create_app(OneService(_service(tmp_path / "clash.db", same_ref=True)))
     with uvicorn_thread(clash) as base:
         httpx.post(base + "/save_memories", json={"memories": [{"content": "One."},
                                                                {"content": "Two two."}]})
@@ -137,7 +138,7 @@ def test_internal_errors_leak_nothing(tmp_path: Path, caplog: pytest.LogCaptureF
         raise RuntimeError("disk full at /home/secret/memories.db")
 
     service.store.browse = boom  # type: ignore[method-assign]
-    with uvicorn_thread(create_app(service)) as base:
+    with uvicorn_thread(create_app(OneService(service))) as base:
         response = httpx.get(base + "/list_memories")
         assert _error(response) == (500, "internal_error")
         assert "secret" not in response.text
@@ -204,7 +205,8 @@ def test_foreign_host_headers_are_refused(api: httpx.Client) -> None:
 
 
 def test_mcp_mounted_in_the_rest_app_shares_the_store(tmp_path: Path) -> None:
-    app = create_app(_service(tmp_path / "m.db"), mcp=True, hosts=allowed_hosts("127.0.0.1", ""))
+    app = create_app(OneService(_service(tmp_path / "m.db")), mcp=True,
+                     hosts=allowed_hosts("127.0.0.1", ""))
     with uvicorn_thread(app) as base:
         async def main() -> str:
             async with Client(base + "/mcp") as client:

@@ -12,6 +12,7 @@ from fastapi.testclient import TestClient
 from tinycontext.adapters.mcp.frame import PROMPT_FRAMING
 from tinycontext.adapters.rest.api import build_app
 from tinycontext.app.service import MemoryService
+from tinycontext.app.service_source import OneService
 from tinycontext.config.engine import TinyContextConfig
 from tinycontext.testing import FixedClock, HashEmbedder, InMemoryStore, WordTokenizer
 
@@ -27,7 +28,7 @@ def _client() -> tuple[TestClient, MemoryService]:
         new_id=lambda: f"{next(counter):08x}-0000-4000-8000-000000000000",
         recall_framing=PROMPT_FRAMING,  # the Python API's default, as the container builds it
     )
-    client = TestClient(build_app(service, warm=False))
+    client = TestClient(build_app(OneService(service), warm=False))
     saved = client.post("/save_memories", json={"memories": [
         *({"content": f} for f in FACTS), {"content": "Call the user Ada.", "kind": "profile"}]})
     assert saved.status_code == 200 and len(saved.json()["saved"]) == 6

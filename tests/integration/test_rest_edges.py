@@ -17,6 +17,7 @@ from tests.e2e.servers import uvicorn_thread
 from tests.fakes import FixedClock, HashEmbedder, WordTokenizer
 from tinycontext.adapters.sqlite.store import SqliteStore
 from tinycontext.app.service import MemoryService
+from tinycontext.app.service_source import OneService
 from tinycontext.config.engine import TinyContextConfig
 from tinycontext.rest import create_app
 
@@ -32,7 +33,7 @@ def api(tmp_path: Path) -> Iterator[httpx.Client]:
         TinyContextConfig(memory_db_path=str(db), max_memory_tokens=50), background=False,
         new_id=lambda: f"{next(counter):08x}-0000-4000-8000-000000000000",
     )
-    with uvicorn_thread(create_app(service, warm=False)) as base, \
+    with uvicorn_thread(create_app(OneService(service), warm=False)) as base, \
             httpx.Client(base_url=base, timeout=30) as client:
         yield client
 

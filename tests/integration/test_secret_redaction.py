@@ -20,6 +20,7 @@ from tests.fakes import FixedClock, HashEmbedder, WordTokenizer
 from tinycontext.adapters.mcp.server import create_mcp_server
 from tinycontext.adapters.sqlite.store import SqliteStore
 from tinycontext.app.service import MemoryService
+from tinycontext.app.service_source import OneService
 from tinycontext.app.transfer import export_jsonl, import_jsonl
 from tinycontext.config.engine import TinyContextConfig
 from tinycontext.rest import create_app
@@ -55,7 +56,8 @@ def _stored_contents(db: Path) -> list[str]:
 def test_rest_save_update_recall_hold_the_placeholder(tmp_path: Path) -> None:
     db = tmp_path / "rest.db"
     service = _service(db)
-    with uvicorn_thread(create_app(service)) as base, httpx.Client(base_url=base) as api:
+    app = create_app(OneService(service))
+    with uvicorn_thread(app) as base, httpx.Client(base_url=base) as api:
         saved = api.post("/save_memories", json={"memories": [{"content": SAVED}]}).json()
         entry = saved["saved"][0]
         assert entry["notice"].startswith("1 secret (1 stripe-key) was replaced by "
@@ -81,7 +83,7 @@ def test_mcp_save_update_recall_hold_the_placeholder(tmp_path: Path) -> None:
     service = _service(db)
 
     async def main() -> list[Any]:
-        async with Client(create_mcp_server(service, warm=False)) as client:
+        async with Client(create_mcp_server(OneService(service), warm=False)) as client:
             async def call(name: str, args: dict[str, Any]) -> Any:
                 result = await client.call_tool(name, args)
                 assert not result.is_error, result.content

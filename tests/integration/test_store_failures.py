@@ -28,6 +28,7 @@ from tinycontext.adapters.sqlite import connection as sqlite_connection
 from tinycontext.adapters.sqlite.driver import sqlite_module
 from tinycontext.adapters.sqlite.store import SqliteStore
 from tinycontext.app.service import MemoryService
+from tinycontext.app.service_source import OneService
 from tinycontext.config.engine import TinyContextConfig
 from tinycontext.domain.errors import (
     StoreCorruptError,
@@ -84,13 +85,13 @@ def expect(error: type[TinyContextError], call: Any, path: Path) -> TinyContextE
 
 def rest(service: MemoryService, calls: list[tuple[str, str, dict[str, Any]]]
          ) -> list[httpx.Response]:
-    app = create_app(service, warm=False)
+    app = create_app(OneService(service), warm=False)
     with uvicorn_thread(app) as base, httpx.Client(base_url=base, timeout=60) as client:
         return [client.request(method, url, json=body) for method, url, body in calls]
 
 
 def mcp(service: MemoryService, calls: list[tuple[str, dict[str, Any]]]) -> list[tuple[bool, str]]:
-    server = create_mcp_server(service, warm=False)
+    server = create_mcp_server(OneService(service), warm=False)
 
     async def main() -> list[tuple[bool, str]]:
         async with Client(server) as client:

@@ -16,6 +16,7 @@ from tests.fakes import FixedClock, HashEmbedder, WordTokenizer
 from tests.integration.test_mcp_tools import run
 from tinycontext.adapters.sqlite.store import SqliteStore
 from tinycontext.app.service import MemoryService
+from tinycontext.app.service_source import OneService
 from tinycontext.config.allowed_hosts import allowed_hosts
 from tinycontext.config.engine import TinyContextConfig
 from tinycontext.entry.container import build_service
@@ -81,7 +82,7 @@ def test_tags_count_in_the_recall_budget(service: MemoryService) -> None:
 
 @pytest.fixture
 def api(tmp_path: Path) -> Iterator[httpx.Client]:
-    app = create_app(_service(tmp_path / "r.db"), hosts=allowed_hosts("127.0.0.1", ""))
+    app = create_app(OneService(_service(tmp_path / "r.db")), hosts=allowed_hosts("127.0.0.1", ""))
     with uvicorn_thread(app) as base, httpx.Client(base_url=base, timeout=30) as client:
         yield client
 

@@ -39,7 +39,9 @@ metrics.set_meter_provider(MeterProvider(metric_readers=[reader]))
 
 from tests.fakes import HashEmbedder, WordTokenizer
 from tinycontext.adapters.mcp.server import create_mcp_server
+from tinycontext.app.service_source import OneService
 from tinycontext.rest import create_app
+from tinycontext.app.service_source import OneService
 from tinycontext.config.engine import TinyContextConfig
 from tinycontext.entry.container import build_service
 
@@ -62,7 +64,7 @@ def dump():
     return out
 
 async def over_mcp():
-    async with Client(create_mcp_server(service, warm=False)) as c:
+    async with Client(create_mcp_server(OneService(service), warm=False)) as c:
         saved = await c.call_tool("save_memories", {"memories": [{"content": content}]})
         ref = json.loads(saved.content[0].text)["saved"][0]["ref"]
         await c.call_tool("recall_memories", {"query": query})
@@ -75,7 +77,7 @@ async def over_mcp():
 
 anyio.run(over_mcp)
 mcp_spans = dump()
-with TestClient(create_app(fresh(".rest"))) as api:
+with TestClient(create_app(OneService(fresh(".rest")))) as api:
     ref = api.post("/save_memories", json={"memories": [{"content": content}]}
                    ).json()["saved"][0]["ref"]
     api.post("/recall_memories", json={"query": query})

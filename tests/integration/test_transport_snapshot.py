@@ -23,6 +23,7 @@ from tinycontext.adapters.mcp.server import create_mcp_server
 from tinycontext.adapters.rest.api import build_app
 from tinycontext.app import management as views
 from tinycontext.app.service import MemoryService
+from tinycontext.app.service_source import OneService
 from tinycontext.config.engine import TinyContextConfig
 from tinycontext.testing import FixedClock, HashEmbedder, InMemoryStore, WordTokenizer
 
@@ -52,7 +53,7 @@ def _mcp() -> list[Any]:
 
     async def main() -> list[Any]:
         out: list[Any] = []
-        async with Client(create_mcp_server(service, warm=False)) as client:
+        async with Client(create_mcp_server(OneService(service), warm=False)) as client:
             async def call(name: str, args: dict[str, Any]) -> None:
                 result = await client.call_tool(name, args)
                 out.append([name, result.is_error, [c.text for c in result.content]])  # type: ignore[union-attr]
@@ -82,7 +83,7 @@ def _mcp() -> list[Any]:
 
 
 def _rest() -> list[Any]:
-    client = TestClient(build_app(_service(), warm=False))
+    client = TestClient(build_app(OneService(_service()), warm=False))
     out: list[Any] = []
 
     def call(method: str, path: str, **kwargs: Any) -> None:

@@ -11,6 +11,7 @@ import pytest
 
 from tests.integration.web_support import TOKEN, csrf_of, fake_service, post_form, signed_in
 from tinycontext.adapters.web.app import create_ui_app
+from tinycontext.app.service_source import OneService
 
 HOSTILE = [
     "<script>window.pwned = 1</script> remember this",
@@ -34,7 +35,7 @@ def service(tmp_path):
 
 @pytest.fixture
 def client(service):
-    return signed_in(create_ui_app(service, token=TOKEN, hosts=None))
+    return signed_in(create_ui_app(OneService(service), token=TOKEN, hosts=None))
 
 
 def _id(service, text):
@@ -53,7 +54,7 @@ def test_overview_counts_chart_and_setup(client):
 
 
 def test_empty_store_says_what_to_do(tmp_path):
-    client = signed_in(create_ui_app(fake_service(tmp_path), token=TOKEN, hosts=None))
+    client = signed_in(create_ui_app(OneService(fake_service(tmp_path)), token=TOKEN, hosts=None))
     overview = client.get("/").text
     assert "No memories yet." in overview and "recalled at least once" not in overview
     assert "No memories match" in client.get("/memories").text
@@ -187,7 +188,7 @@ def test_an_unexpected_failure_in_a_change_is_the_error_page(service, monkeypatc
     mid = _id(service, "green tea")
     monkeypatch.setattr(service, {"edit": "update", "delete": "delete"}[action],
                         boom)
-    app = create_ui_app(service, token=TOKEN, hosts=None)
+    app = create_ui_app(OneService(service), token=TOKEN, hosts=None)
     client = TestClient(app, base_url="http://127.0.0.1", follow_redirects=False,
                         raise_server_exceptions=False)
     assert client.get(f"/?token={TOKEN}").status_code == 303

@@ -8,6 +8,7 @@ import pytest
 from tests.integration.web_support import TOKEN, fake_service, signed_in
 from tinycontext.adapters.web import queries
 from tinycontext.adapters.web.app import create_ui_app
+from tinycontext.app.service_source import OneService
 
 
 class CountingStore:
@@ -33,7 +34,7 @@ def service(tmp_path):
 
 
 def test_paging_counts_once_per_filter(service):
-    client = signed_in(create_ui_app(service, token=TOKEN, hosts=None))
+    client = signed_in(create_ui_app(OneService(service), token=TOKEN, hosts=None))
     store = service.store
     assert "120 memories" in client.get("/memories?session=s").text
     counted = [q for q in store.queries if q.count]

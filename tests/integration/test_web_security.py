@@ -7,6 +7,7 @@ import pytest
 
 from tests.integration.web_support import BASE, TOKEN, csrf_of, fake_service, post_form, signed_in
 from tinycontext.adapters.web.app import create_ui_app
+from tinycontext.app.service_source import OneService
 from tinycontext.config.allowed_hosts import allowed_hosts
 
 
@@ -19,7 +20,7 @@ def service(tmp_path):
 
 @pytest.fixture
 def app(service):
-    return create_ui_app(service, token=TOKEN, hosts=allowed_hosts("127.0.0.1"))
+    return create_ui_app(OneService(service), token=TOKEN, hosts=allowed_hosts("127.0.0.1"))
 
 
 def _memory_id(service):
@@ -111,20 +112,30 @@ def test_hosted_pages_sit_behind_the_tenancy_gate(tmp_path):
 
     from tinycontext.adapters.hosting.tenancy import Access, ProxyTrust
     from tinycontext.app.request_scope import current_scope
+    from tinycontext.entry.web_ui import mount_ui, ui_app
     from tinycontext.rest import create_app
 
     stores = {"ann": fake_service(tmp_path / "a"), "bob": fake_service(tmp_path / "b")}
     stores["ann"].save([{"content": "Ann's secret garden plan."}])
     stores["bob"].save([{"content": "Bob likes trains."}])
 
-    def current():
-        return stores[current_scope().caller.user_id]
+    class PerUser:  # the Services of hosted mode, over the two fake stores
+        def current(self):
+            return stores[current_scope().caller.user_id]
+
+        def warm(self):
+            pass
+
+        def close(self):
+            pass
 
     import ipaddress
 
     proxy = b"p" * 40
     trust = ProxyTrust((ipaddress.ip_network("127.0.0.0/8"),), proxy)
-    app = create_app(current, access=Access(trust), warm=False, ui=True)
+    access = Access(trust)
+    app = mount_ui(create_app(PerUser(), access=access, warm=False),
+                   ui_app(PerUser(), hosts=None, access=access))
     client = TestClient(app, base_url=BASE, client=("127.0.0.1", 5000))
     assert client.get("/ui/memories").status_code == 401
     headers = {"x-tinycontext-proxy-token": proxy.decode()}

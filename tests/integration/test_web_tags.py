@@ -7,6 +7,7 @@ import pytest
 
 from tests.integration.web_support import TOKEN, csrf_of, fake_service, post_form, signed_in
 from tinycontext.adapters.web.app import create_ui_app
+from tinycontext.app.service_source import OneService
 
 
 @pytest.fixture
@@ -21,7 +22,7 @@ def service(tmp_path):
 
 @pytest.fixture
 def client(service):
-    return signed_in(create_ui_app(service, token=TOKEN, hosts=None))
+    return signed_in(create_ui_app(OneService(service), token=TOKEN, hosts=None))
 
 
 def _id(service, text):

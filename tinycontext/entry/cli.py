@@ -8,11 +8,16 @@ import argparse
 import importlib
 import sys
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING
 
 from tinycontext.hooks.command import COMMANDS as HOOK_COMMANDS
 from tinycontext.hooks.command import add_commands as add_hook_commands
 from tinycontext.hooks.command import fast_hook
+
+if TYPE_CHECKING:
+    from starlette.types import ASGIApp
+
+    from tinycontext.hosted.serving import Serving
 
 SERVER_HINT = (
     "tinycontext {what} needs the `server` extra, which is not installed (missing: {missing}).\n"
@@ -178,7 +183,7 @@ def cmd_mcp(args: argparse.Namespace) -> int:
         from tinycontext.adapters.mcp.transports import run_stdio
         from tinycontext.entry.bootstrap import serve
 
-        return serve("stdio", lambda s: run_stdio(s.source, s.management, front=front))
+        return serve("stdio", lambda s: run_stdio(s.services, s.management, front=front))
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
@@ -188,8 +193,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
     from tinycontext.adapters.mcp.transports import http_app, serve_http
     from tinycontext.entry.bootstrap import serve
 
-    def run(s: Any) -> None:
-        app = http_app(s.source, host, hosts=s.hosts(host), access=s.access,
+    def run(s: Serving) -> None:
+        app = http_app(s.services, host, hosts=s.hosts(host), access=s.access,
                        management=s.management, json_response=not args.sse,
                        stateless=args.stateless)
         if args.ui:
@@ -210,9 +215,9 @@ def cmd_rest(args: argparse.Namespace) -> int:
     from tinycontext.entry.bootstrap import serve
     from tinycontext.rest import create_app
 
-    def run(s: Any) -> None:
-        app = create_app(s.source, mcp=args.with_mcp, hosts=s.hosts(host), access=s.access,
-                         management=s.management)
+    def run(s: Serving) -> None:
+        app: ASGIApp = create_app(s.services, mcp=args.with_mcp, hosts=s.hosts(host),
+                                  access=s.access, management=s.management)
         if args.ui:
             from tinycontext.entry.ui_command import with_ui
 

@@ -5,11 +5,14 @@ from __future__ import annotations
 
 import socket
 import sys
-from typing import TYPE_CHECKING, Any
+from argparse import ArgumentParser
+from typing import TYPE_CHECKING
 
 from tinycontext.config.allowed_hosts import LOOPBACK, allowed_hosts
 
 if TYPE_CHECKING:
+    from starlette.types import ASGIApp
+
     from tinycontext.hosted.serving import Serving
 
 UI_HELP = (
@@ -25,7 +28,7 @@ HOSTED_REFUSAL = (
 )
 
 
-def add_ui_arguments(parser: Any) -> None:
+def add_ui_arguments(parser: ArgumentParser) -> None:
     parser.add_argument("--host", default="127.0.0.1",
                         help="address to bind (default 127.0.0.1; anything else makes the "
                         "pages reachable from other machines, guarded by the token only)")
@@ -62,7 +65,7 @@ def run_ui(serving: Serving, host: str, port: int | None, open_browser: bool) ->
     if port is not None and not 0 < port < 65536:
         raise SystemExit(f"tinycontext ui: port must be 1-65535, got {port}")
     token = new_token()
-    app = ui_app(serving.source, hosts=allowed_hosts(host), token=token)
+    app = ui_app(serving.services, hosts=allowed_hosts(host), token=token)
     sock = _listening_socket(host, port or 0)
     link = ui_link(host, sock.getsockname()[1], token)
     if host.lower() not in (*LOOPBACK, "::1"):
@@ -71,7 +74,7 @@ def run_ui(serving: Serving, host: str, port: int | None, open_browser: bool) ->
     print(f"TinyContext memory browser: {link}", flush=True)
     print("(the link signs this browser in; it changes at every start. Ctrl+C stops.)",
           file=sys.stderr, flush=True)
-    warm_up(serving.source)  # the model loads while the first page renders: Ask is quick
+    warm_up(serving.services)  # the model loads while the first page renders: Ask is quick
     if open_browser:
         import webbrowser
 
@@ -83,13 +86,13 @@ def run_ui(serving: Serving, host: str, port: int | None, open_browser: bool) ->
     returning_server(config).run(sockets=[sock])
 
 
-def with_ui(app: Any, serving: Serving, host: str, port: int, prefix: str = "/ui") -> Any:
+def with_ui(app: ASGIApp, serving: Serving, host: str, port: int, prefix: str = "/ui") -> ASGIApp:
     """`app` with the pages at /ui (`tinycontext rest --ui`, `serve --ui`); prints their link."""
     from tinycontext.adapters.web.security import new_token
     from tinycontext.entry.web_ui import mount_ui, ui_app, ui_link
 
     token = None if serving.hosted else new_token()
-    pages = ui_app(serving.source, hosts=serving.hosts(host), access=serving.access, token=token)
+    pages = ui_app(serving.services, hosts=serving.hosts(host), access=serving.access, token=token)
     where = ui_link(host, port, token, prefix)
     note = " (behind the proxy's tenancy gate)" if serving.hosted else ""
     print(f"TinyContext memory browser{note}: {where}", flush=True)

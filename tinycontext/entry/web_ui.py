@@ -8,34 +8,38 @@ store and no token is involved.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from starlette.types import ASGIApp, Receive, Scope, Send
+
     from tinycontext.app.callers import CallerCheck
-    from tinycontext.app.service_source import Source
+    from tinycontext.app.service_source import Services
 
 UI_PATH = "/ui"
 
 
-def ui_app(source: Source, *, hosts: list[str] | None, access: CallerCheck | None = None,
-           token: str | None = None) -> Any:
-    """The pages over `source`; behind the tenancy gate when `access` is hosted mode's."""
+def ui_app(services: Services, *, hosts: list[str] | None, access: CallerCheck | None = None,
+           token: str | None = None) -> ASGIApp:
+    """The pages over `services`; behind the tenancy gate when `access` is hosted mode's."""
     from tinycontext.adapters.web.app import create_ui_app
 
     hosted = access is not None and access.hosted  # a tinycontext.app.callers.CallerCheck
-    app = create_ui_app(source, token=None if hosted else token, hosts=hosts, hosted=hosted)
+    app: ASGIApp = create_ui_app(services, token=None if hosted else token, hosts=hosts,
+                                 hosted=hosted)
     if access is not None and hosted:
-        return access.gate(app)  # 401 before anything runs; the caller's RequestScope
+        gated: ASGIApp = access.gate(app)  # 401 before anything runs; the caller's scope
+        return gated
     if token is None:
         raise ValueError("local mode needs the per-start access token")
     return app
 
 
-def mount_ui(app: Any, ui: Any) -> Any:
+def mount_ui(app: ASGIApp, ui: ASGIApp) -> ASGIApp:
     """`app` with `ui` answering under /ui (the path kept whole, /ui added to root_path, as a
     Starlette Mount does); lifespan and every other path go to `app`."""
 
-    async def dispatch(scope: Any, receive: Any, send: Any) -> None:
+    async def dispatch(scope: Scope, receive: Receive, send: Send) -> None:
         path = scope.get("path", "") if scope["type"] == "http" else ""
         if path == UI_PATH or path.startswith(UI_PATH + "/"):
             if path == UI_PATH:  # the pages' links are relative to /ui/

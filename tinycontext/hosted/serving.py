@@ -25,7 +25,7 @@ __all__ = ["Serving", "open_serving"]
 class Serving:
     """What one server process serves, and how its callers are identified."""
 
-    source: Services  # one service (single-user) or one per proven user (hosted)
+    services: Services  # one service (single-user) or one per proven user (hosted)
     access: Access | None = None
     management: Management | None = None
     hosted: bool = False
@@ -41,9 +41,7 @@ class Serving:
         return allowed_hosts(bind_host, self.allowed_hosts)
 
     def close(self) -> None:
-        from tinycontext.app.service_source import close_source
-
-        close_source(self.source)
+        self.services.close()
 
 
 def open_serving(
@@ -57,10 +55,10 @@ def open_serving(
     parts.key_material(config)  # a bad key or a missing extra stops start-up, not a request
     token = settings.management_token
     if not settings.tenancy:
-        source = parts.single()
+        services = parts.single()
         management = Management(hosted=False) if settings.management else None
         access = Access(management_token=token) if settings.management else None
-        return Serving(source, access, management, allowed_hosts=settings.allowed_hosts)
+        return Serving(services, access, management, allowed_hosts=settings.allowed_hosts)
     if bool(config.store_url) != settings.postgres:
         # The settings were validated for the other backend (a caller passed another
         # store_url): refuse rather than serve without the checks that backend needs.
