@@ -50,8 +50,10 @@ LEFT = {
     },
     # The secret scanner alone (one kernel), over texts with and without secrets.
     "benchmark_secrets.py": {"tinycontext.domain.secrets"},
-    # A store built in bulk (as _million_build); the browser's pages served in process.
-    "benchmark_ui.py": BULK_SQLITE | {"tinycontext.adapters.web.app"},
+    # A store built in bulk (as _million_build); the browser's pages served in process (over
+    # the Services every inbound adapter takes: OneService, the one service it built).
+    "benchmark_ui.py": BULK_SQLITE | {"tinycontext.adapters.web.app",
+                                      "tinycontext.app.service_source"},
 }
 
 
