@@ -274,8 +274,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             recall_cpu = 0.0
             # Recalls are timed in a loop of their own: the fidelity check below sweeps the
             # exact-search matrix (30 MB at 20k, 150 MB at 100k), which would evict the CPU
-            # caches before every timed recall (measured: p95 at 20k 15.0 ms interleaved vs
-            # about 11 ms back to back) - a cost of the benchmark, not of a recall.
+            # caches before every timed recall and raise its p95 - a cost of the benchmark,
+            # not of a recall.
             for q in queries[args.warmup :]:
                 started, cpu = time.perf_counter(), cpu_seconds()
                 service.recall(q)

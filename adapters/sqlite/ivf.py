@@ -32,10 +32,10 @@ RETAG_BATCH = 2000
 CELL_BITS = 20
 MIN_CELLS = 64
 COUNT_TTL_SECONDS = 2.0
-# A count of a large store costs a scan of an index (~0.2 s at 1,000,000 vectors, loaded
-# machine: every 2 s that was the dense search's p95) and only sizes the probe (by its
-# square root): it is kept longer the larger it is, 2 s per 40,000 rows (50 s at 1,000,000,
-# when 200 saves/s would change it by 1%).
+# A count of a large store costs a scan of an index (recounted every COUNT_TTL_SECONDS, it
+# set the dense search's tail latency) and only sizes the probe (by its square root): it is
+# kept longer the larger it is, COUNT_TTL_SECONDS per COUNT_TTL_SCALE_ROWS rows, so between
+# two counts the writes a store takes change it by about a percent.
 COUNT_TTL_SCALE_ROWS = 40_000
 
 
@@ -169,7 +169,7 @@ class IvfIndex:
         """One bounded unit of upkeep; True while more remains."""
         with pool.lease() as conn:
             # The cached count: this runs after every few seconds of writes, and only a
-            # fourfold growth re-clusters (a count is ~0.1 s at 1,000,000 vectors).
+            # fourfold growth re-clusters (a fresh count scans an index of the whole store).
             rows = self.rows(conn, model_id)
             current = self.current(conn, model_id)
             trained_on = 0

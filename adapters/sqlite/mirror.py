@@ -59,7 +59,8 @@ class VectorMirror:
         self._head = -1  # last vector_log id applied; -1 = not loaded
         self._view: View | None = None
         # seq -> slot of every live vector; None after a restore from the copy until a
-        # change needs it (1,000,000 entries cost ~0.4 s of a fresh process's first search).
+        # change needs it (building it for a large store would slow a fresh process's first
+        # search, which needs only the view).
         self._pos: dict[int, int] | None = {}
         self._live = 0  # live slots
         self._file = file  # where a copy is kept between processes (mirror_file.py)

@@ -37,8 +37,8 @@ def load_rows(conn: Any, model_id: int, allocate: Callable[[bytes, bytes | None,
                 "SELECT count(*) FROM vector_index WHERE model_id = ?", (model_id,)
             ).fetchone()[0]))
         dims = view.codes.shape[1]
-        # Column-wise (one transpose in C): 1,000,000 rows took 20 s row by row, most of
-        # it in Python (loaded machine).
+        # Column-wise (one transpose in C): row by row, a large store's load spends most of
+        # its time in Python.
         _, seqs, kinds, sessions, bits, codes, cells = zip(*rows, strict=True)
         if None in codes or set(map(len, codes)) != {dims}:
             raise MirrorUnusable

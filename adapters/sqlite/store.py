@@ -273,7 +273,7 @@ class SqliteStore(Store):
 
     def pending_embeddings(self, model_key: str, limit: int) -> list[Memory]:
         # The upkeep asks after every few seconds of writes. Index ranges say "none" at once;
-        # the seq-order scan below reads the whole table to find nothing (1.9 s at 1,000,000).
+        # the seq-order scan below would read the whole table to find nothing.
         if not self._pool.read(
             "SELECT 1 FROM memories WHERE embedding_model IS NULL OR embedding_model < ? "
             "OR embedding_model > ? LIMIT 1", (model_key, model_key),

@@ -121,9 +121,9 @@ def test_control_characters_in_the_user_id_are_refused(server: HostedServer,
                                                        value: bytes) -> None:
     before = snapshot(server.store_dir)
     status = _raw_request(server.base, value)
-    # The caller check answers 401; with httptools (a dependency since the serving work of
-    # issue 15) the HTTP parser itself refuses ASCII control characters in a header with a
-    # 400 before any TinyContext code runs. Either way nothing is opened or stored.
+    # The caller check answers 401; with httptools (a dependency of the server extra) the
+    # HTTP parser itself refuses ASCII control characters in a header with a 400 before any
+    # TinyContext code runs. Either way nothing is opened or stored.
     assert status.startswith((b"HTTP/1.1 401", b"HTTP/1.1 400")), status
     assert snapshot(server.store_dir) == before
 

@@ -197,4 +197,4 @@ def test_adversarial_text_stays_linear(text: str) -> None:
 
     start = time.perf_counter()
     redact(text)
-    assert time.perf_counter() - start < 3.0  # ~0.1 s on a busy 2-core machine
+    assert time.perf_counter() - start < 3.0  # linear work finishes far below this

@@ -86,7 +86,7 @@ def test_list_as_first_call_shows_pending_reembedding(make):
 
 
 def test_the_eta_is_timed_from_the_end_of_the_first_batch(make, store, monkeypatch):
-    # The first batch also loads the model; timing from the start made a 41 s job show ~300 s.
+    # The first batch also loads the model; timing from the start overstated the ETA.
     from tinycontext.app import reindex
 
     old = make(embedder=HashEmbedder(key="a"), save_context_minutes=0,

@@ -103,7 +103,7 @@ class Reindexer:
         self.total = max(self.total, self.done)
         if self._rate_base is None:
             # The first batch also loads (or prepares) the model: timing from its end keeps
-            # the ETA honest (from the start, 20,000 memories showed ~300 s; they took 41 s).
+            # the ETA honest (timed from the start, a one-off load inflates every estimate).
             self._rate_base = (time.monotonic(), self.done)
         return len(batch)
 
