@@ -25,7 +25,7 @@ from tinycontext.ports.clock import Clock
 from tinycontext.ports.embedder import Embedder
 from tinycontext.ports.store import Store
 from tinycontext.ports.tokenizer import Tokenizer
-from tinycontext.telemetry.setup import instrumented_service
+from tinycontext.telemetry.setup import enabled as telemetry_enabled
 
 
 class Models:
@@ -118,13 +118,29 @@ def _closing(store: Store) -> Iterator[Store]:
         store.close()
 
 
+def _service(store: Store, embedder: Embedder, tokenizer: Tokenizer, clock: Clock,
+             config: TinyContextConfig, background: bool = True,
+             release: Callable[[], None] | None = None) -> MemoryService:
+    """A MemoryService, or a traced one (spans around it, its store and its model) when an
+    OpenTelemetry provider is installed. Its recall budget counts MCP's frame by default."""
+    if not telemetry_enabled():
+        return MemoryService(store=store, embedder=embedder, tokenizer=tokenizer, clock=clock,
+                             config=config, background=background, release=release,
+                             recall_framing=PROMPT_FRAMING)
+    from tinycontext.telemetry.traced_ports import TracedEmbedder, traced_store
+    from tinycontext.telemetry.traced_service import TracedMemoryService
+
+    return TracedMemoryService(store=traced_store(store), embedder=TracedEmbedder(embedder),
+                               tokenizer=tokenizer, clock=clock, config=config,
+                               background=background, release=release,
+                               recall_framing=PROMPT_FRAMING)
+
+
 def _running(store: Store, embedder: Embedder, tokenizer: Tokenizer, clock: Clock,
              config: TinyContextConfig, background: bool = True,
              release: Callable[[], None] | None = None) -> Iterator[MemoryService]:
     """The single-user service, its background re-embedding stopped before the store closes."""
-    service = instrumented_service(store=store, embedder=embedder, tokenizer=tokenizer,
-                                   clock=clock, config=config, background=background,
-                                   release=release, recall_framing=PROMPT_FRAMING)
+    service = _service(store, embedder, tokenizer, clock, config, background, release)
     try:
         yield service
     finally:
@@ -159,10 +175,8 @@ class Container(containers.DeclarativeContainer):
     )
     # Hosted mode's per-user and the Python API's per-config services: each over its own
     # store (given, with `release` closing it), sharing this container's model and clock.
-    tenant_service = providers.Factory(
-        instrumented_service, embedder=embedder, tokenizer=tokenizer, clock=clock,
-        recall_framing=PROMPT_FRAMING,
-    )
+    tenant_service = providers.Factory(_service, embedder=embedder, tokenizer=tokenizer,
+                                       clock=clock)
 
 
 def create_container(config: TinyContextConfig | None = None) -> Container:

@@ -21,8 +21,6 @@ import sys
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from tinycontext.app.service import MemoryService
-
 log = logging.getLogger("tinycontext.telemetry")
 INSTALL_HINT = "pip install 'tinysuite-context[telemetry]'"
 
@@ -51,18 +49,6 @@ def enabled() -> bool:
         type(meter_provider).__name__ != "_ProxyMeterProvider"
     )
     return tracing or metering
-
-
-def instrumented_service(**kwargs: Any) -> MemoryService:
-    """The container's service factory: a plain MemoryService, traced when telemetry is on."""
-    if not enabled():
-        return MemoryService(**kwargs)
-    from tinycontext.telemetry.traced_ports import TracedEmbedder, traced_store
-    from tinycontext.telemetry.traced_service import TracedMemoryService
-
-    kwargs["store"] = traced_store(kwargs["store"])
-    kwargs["embedder"] = TracedEmbedder(kwargs["embedder"])
-    return TracedMemoryService(**kwargs)
 
 
 def _environment() -> Mapping[str, str]:
