@@ -159,19 +159,20 @@ def make_config(db_path: Path, model: str, **overrides: Any) -> Any:
 
 
 def make_service(db_path: Path, model: str, embedder: Any = None, clock: Any = None,
-                 **overrides: Any) -> Any:
+                 background: bool = True, **overrides: Any) -> Any:
     """A MemoryService on a fresh store at db_path, wired like the default one.
 
     The real embedder and tokenizer are used unless `model` is 'hash'; `embedder` lets a
     script wrap the embedder (e.g. RecordingEmbedder) without changing what it computes;
-    `clock` replaces the system clock (what created_at reads).
+    `clock` replaces the system clock (what created_at reads); `background` False: no
+    background re-embedding or index upkeep (a bulk load runs the upkeep itself).
     """
     from tinycontext import build_service
 
     config = make_config(db_path, model, **overrides)
     if embedder is None:
         embedder = make_embedder(model, Path(config.models_dir), config.embedding_batch_size)
-    return build_service(config, embedder=embedder, clock=clock)
+    return build_service(config, embedder=embedder, clock=clock, background=background)
 
 
 def peak_rss_mb() -> float:

@@ -9,12 +9,11 @@ import argparse
 import json
 import os
 import time
-import uuid
 from pathlib import Path
 from typing import Any
 
 from benchmarks._common import Progress
-from benchmarks._million_build import combined_vectors, real_documents
+from benchmarks._million_build import bulk_service, combined_vectors, real_documents
 
 BATCH = 5000
 MINUTE = 60
@@ -58,9 +57,7 @@ def tags_of(n: int) -> tuple[str, ...]:
 def build(args: argparse.Namespace, progress: Progress, embedder: Any, texts: Any) -> None:
     import numpy as np
 
-    from tinycontext.adapters.sqlite.store import SqliteStore
-    from tinycontext.domain.memory import Memory
-    from tinycontext.ports.store import NewMemory
+    from tinycontext.testing.bulk import bulk_id, bulk_load, prepared
 
     folder = args.store_dir
     rows = plan(args.size, args.versioned, args.seed)
@@ -73,31 +70,33 @@ def build(args: argparse.Namespace, progress: Progress, embedder: Any, texts: An
     np.savez(folder / "rows.npz", **rows)
     for old in folder.glob("pristine.db*"):  # an earlier build of other parameters
         old.unlink()
-    store = SqliteStore(folder / "pristine.db")
-    started = time.perf_counter()
-    ids = [str(uuid.UUID(int=i + 1, version=4)) for i in range(total)]
-    for start in range(0, total, BATCH):
-        items = []
-        for i in range(start, min(total, start + BATCH)):
-            n = int(rows["number"][i])
-            text = first[i] if i < len(first) else next(texts)
-            later = int(rows["replaced"][i]) != NEVER
-            earlier = i > 0 and int(rows["number"][i - 1]) == n
-            memory = Memory(
-                ids[i], text, "episodic", None, stamp(int(rows["created"][i])),
-                tokenizer.count(text), embedding_model=key,
-                superseded_by=ids[i + 1] if later else None,
-                superseded_at=stamp(int(rows["replaced"][i])) if later else None,
-                supersedes=ids[i - 1] if earlier else None, tags=tags_of(n),
-            )
-            bits = made[i % len(made)][1]
-            items.append(NewMemory(memory, matrix[i].astype("<f4").tobytes(), tokens=bits))
-        store.add(items)
-        progress.tick(f"stored {start + len(items):,}/{total:,}")
-    load_s = time.perf_counter() - started
-    while store.maintain_index(key):
-        pass
-    store.close()
+    ids = [bulk_id(i) for i in range(total)]
+
+    def batches() -> Any:
+        for start in range(0, total, BATCH):
+            items = []
+            for i in range(start, min(total, start + BATCH)):
+                n = int(rows["number"][i])
+                text = first[i] if i < len(first) else next(texts)
+                later = int(rows["replaced"][i]) != NEVER
+                earlier = i > 0 and int(rows["number"][i - 1]) == n
+                items.append(prepared(
+                    ids[i], text, created_at=stamp(int(rows["created"][i])),
+                    vector=matrix[i].astype("<f4").tobytes(), model_key=key,
+                    content_tokens=tokenizer.count(text), token_bits=made[i % len(made)][1],
+                    tags=tags_of(n), supersedes=ids[i - 1] if earlier else None,
+                    superseded_by=ids[i + 1] if later else None,
+                    superseded_at=stamp(int(rows["replaced"][i])) if later else None,
+                ))
+            yield items
+
+    service = bulk_service(folder / "pristine.db", args, embedder)
+    try:
+        loaded = bulk_load(service.store, batches(), key,
+                           lambda line: progress.tick(f"{total:,} rows: {line}"))
+    finally:
+        service.close()
+    load_s = loaded.load_s
     (folder / "build.json").write_text(json.dumps({
         "size": args.size, "rows": total, "versioned": args.versioned,
         "real_texts": args.real_texts, "noise": args.noise, "seed": args.seed,

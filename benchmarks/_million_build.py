@@ -9,7 +9,6 @@ import json
 import os
 import shutil
 import time
-import uuid
 from pathlib import Path
 from typing import Any
 
@@ -36,23 +35,24 @@ def combined_vectors(real: Any, count: int, noise: float, seed: int) -> Any:
 
 
 def row_of(memory_id: str) -> int:
-    """Matrix row of a bulk memory: its id is uuid4-shaped from row + 1 (low bits intact)."""
-    return (uuid.UUID(memory_id).int & ((1 << 48) - 1)) - 1
+    """Matrix row of a bulk memory (its id is `bulk_id(row)`)."""
+    from tinycontext.testing.bulk import bulk_number
+
+    return bulk_number(memory_id)
 
 
 def stored_items(texts: list[str], vectors: Any, tokens: list[bytes | None], first: int,
                  key: str, tokenizer: Any) -> list[Any]:
     """Memories as a save would store them: id from the row, a minute apart, token bits."""
-    from tinycontext.domain.memory import Memory
-    from tinycontext.ports.store import NewMemory
+    from tinycontext.testing.bulk import bulk_id, prepared
 
     out = []
     for offset, (text, vector, bits) in enumerate(zip(texts, vectors, tokens, strict=True)):
         n = first + offset
         stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(1_600_000_000 + n * 60))
-        memory = Memory(str(uuid.UUID(int=n + 1, version=4)), text, "episodic", None, stamp,
-                        tokenizer.count(text), embedding_model=key)
-        out.append(NewMemory(memory, vector.astype("<f4").tobytes(), tokens=bits))
+        out.append(prepared(bulk_id(n), text, created_at=stamp,
+                            vector=vector.astype("<f4").tobytes(), model_key=key,
+                            content_tokens=tokenizer.count(text), token_bits=bits))
     return out
 
 
@@ -75,10 +75,17 @@ def real_documents(args: argparse.Namespace, folder: Path, embedder: Any, texts:
     return key, tokenizer, first, made
 
 
+def bulk_service(path: Path, args: argparse.Namespace, embedder: Any) -> Any:
+    """The service over the store at `path` whose store a bulk load writes (no background
+    upkeep: the load runs it to completion itself)."""
+    return make_service(path, args.model, embedder=embedder, background=False,
+                        **settings(args))
+
+
 def build(args: argparse.Namespace, progress: Progress, embedder: Any, texts: Any) -> None:
     import numpy as np
 
-    from tinycontext.adapters.sqlite.store import SqliteStore
+    from tinycontext.testing.bulk import bulk_load
 
     folder = args.store_dir
     free = shutil.disk_usage(folder).free
@@ -94,28 +101,24 @@ def build(args: argparse.Namespace, progress: Progress, embedder: Any, texts: An
     # A combination borrows the token bits of its first source text (the late-interaction
     # rescoring then reads as many bytes as for a real memory).
     rng = np.random.default_rng(args.seed + 1)
-    store = SqliteStore(folder / "pristine.db")
-    started = time.perf_counter()
-    done = 0
-    while done < args.size:
-        n = min(BUILD_BATCH, args.size - done)
-        chunk = [first[i] if i < len(first) else next(texts) for i in range(done, done + n)]
-        bits = [made[i if i < len(first) else int(rng.integers(len(first)))][1]
-                for i in range(done, done + n)]
-        store.add(stored_items(chunk, matrix[done : done + n], bits, done, key, tokenizer))
-        done += n
-        progress.tick(f"stored {done:,}/{args.size:,} "
-                      f"({done / (time.perf_counter() - started):,.0f}/s)")
-    load_s = time.perf_counter() - started
-    started = time.perf_counter()
-    steps = 0
-    while store.maintain_index(key):  # what the background upkeep would do
-        steps += 1
-        progress.tick(f"index upkeep: {steps} steps")
-    store.close()
+
+    def batches() -> Any:
+        for done in range(0, args.size, BUILD_BATCH):
+            n = min(BUILD_BATCH, args.size - done)
+            chunk = [first[i] if i < len(first) else next(texts) for i in range(done, done + n)]
+            bits = [made[i if i < len(first) else int(rng.integers(len(first)))][1]
+                    for i in range(done, done + n)]
+            yield stored_items(chunk, matrix[done : done + n], bits, done, key, tokenizer)
+
+    service = bulk_service(folder / "pristine.db", args, embedder)
+    try:
+        loaded = bulk_load(service.store, batches(), key,
+                           lambda line: progress.tick(f"{args.size:,} memories: {line}"))
+    finally:
+        service.close()
     (folder / "build.json").write_text(json.dumps({
         "size": args.size, "real_texts": args.real_texts, "noise": args.noise,
-        "seed": args.seed, "model_key": key, "load_s": load_s,
-        "upkeep_s": time.perf_counter() - started, "upkeep_steps": steps,
+        "seed": args.seed, "model_key": key, "load_s": loaded.load_s,
+        "upkeep_s": loaded.upkeep_s, "upkeep_steps": loaded.upkeep_steps,
     }), encoding="utf-8")
     os.chmod(folder / "build.json", 0o600)

@@ -113,6 +113,23 @@ def locomo_export(path: Path, conversations: list[LocomoConversation]) -> dict[s
     return ids
 
 
+def turn_stamps(conv: LocomoConversation) -> list[str]:
+    """The time the export gives each turn (as `locomo_export` writes it), as stored."""
+    return [time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(_locomo_time(t.date) + i))
+            for i, t in enumerate(conv.turns)]
+
+
+def imported_by_time(service: Any, session: str) -> dict[str, str]:
+    """The ids of a session's imported memories by the time they were dated at: a turn's
+    memory is the one dated at its time (each turn of a conversation has its own second)."""
+    found: dict[str, str] = {}
+    while True:
+        page = service.list_page(session_id=session, limit=200, offset=len(found)).to_dict()
+        found |= {m["created_at"]: m["id"] for m in page["memories"]}
+        if not page["memories"] or len(found) >= page["total_count"]:
+            return found
+
+
 def loads() -> list[float]:
     return [round(x, 2) for x in os.getloadavg()]
 
@@ -168,7 +185,6 @@ def run_scale(args: argparse.Namespace, folder: Path, progress: Progress) -> dic
 
 def run_locomo(args: argparse.Namespace, folder: Path, progress: Progress) -> dict[str, Any]:
     from tinycontext import import_memories
-    from tinycontext.importers.items import memory_id
     from tinycontext.testing.retrievers import recall_scope
 
     conversations = load_locomo(args.data)[: args.limit]
@@ -186,10 +202,10 @@ def run_locomo(args: argparse.Namespace, folder: Path, progress: Progress) -> di
         cid = ids[conv.sample_id]
         session = f"{conv.sample_id} ({cid[:8]})"
         covers: dict[str, set[str]] = {}
-        for turn in conv.turns:
-            key = memory_id("chatgpt", f"{cid}/{turn.dia_id}")
-            if service.store.find(key, is_ref=False):
-                covers.setdefault(key, set()).add(turn.dia_id)
+        made = imported_by_time(service, session)
+        for turn, stamp in zip(conv.turns, turn_stamps(conv), strict=True):
+            if stamp in made:
+                covers.setdefault(made[stamp], set()).add(turn.dia_id)
                 continue
             # Skipped by dedup: credited to the memory it duplicates, as benchmark_locomo does.
             text = service.config.dense_document_prefix + turn.render(with_date=False)

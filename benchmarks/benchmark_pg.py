@@ -32,7 +32,6 @@ from __future__ import annotations
 import argparse
 import sys
 import time
-import uuid
 from pathlib import Path
 from typing import Any
 
@@ -138,16 +137,15 @@ def stored_vectors(embedder: Any, texts: list[str], real: int, noise: float, see
 
 
 def memories(texts: list[str], vectors: Any, first: int, key: str, tokenizer: Any) -> list[Any]:
-    from tinycontext.domain.memory import Memory
-    from tinycontext.ports.store import NewMemory
+    from tinycontext.testing.bulk import bulk_id, prepared
 
     out = []
     for offset, (text, vector) in enumerate(zip(texts, vectors, strict=True)):
         n = first + offset
         stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(1_700_000_000 + n * 60))
-        out.append(NewMemory(Memory(str(uuid.UUID(int=n + 1, version=4)), text, "episodic", None,
-                                    stamp, tokenizer.count(text), embedding_model=key),
-                             vector.astype("<f4").tobytes()))
+        out.append(prepared(bulk_id(n), text, created_at=stamp,
+                            vector=vector.astype("<f4").tobytes(), model_key=key,
+                            content_tokens=tokenizer.count(text)))
     return out
 
 
@@ -174,8 +172,6 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     import numpy as np
 
     from tinycontext import build_service
-    from tinycontext.adapters.postgres.store import PostgresStore
-    from tinycontext.adapters.sqlite.store import SqliteStore
     from tinycontext.testing.retrievers import keyword_groups, pool_size, recall_scope
 
     progress = Progress("pg", args.quiet)
@@ -199,10 +195,13 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         where: dict[str, tuple[str, int]] = {}
         extra_rows: list[Any] = []
         app_url, server = start_postgres(folder, args.pg_url)
-        config = make_config(folder / "unused.db", args.model, **settings(args))
-        stores = {"sqlite": SqliteStore(folder / "memories.db"), "postgres": PostgresStore(app_url)}
-        services = {name: build_service(config, store=store, embedder=recorder, background=False)
-                    for name, store in stores.items()}
+        # Each service opens its own store (the config's), searched alone below as well.
+        configs = {"sqlite": make_config(folder / "memories.db", args.model, **settings(args)),
+                   "postgres": make_config(folder / "unused.db", args.model, store_url=app_url,
+                                           **settings(args))}
+        services = {name: build_service(config, embedder=recorder, background=False)
+                    for name, config in configs.items()}
+        stores = {name: service.store for name, service in services.items()}
         key = services["sqlite"].model_key
         tokenizer = services["sqlite"].tokenizer
         query_vectors = recorder.inner.embed(queries)
@@ -262,7 +261,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                 recall_ms, dense_ms, keyword_ms, overlaps = [], [], [], []
                 for q, vector in zip(queries[args.warmup:], query_vectors[args.warmup:],
                                      strict=True):
-                    recall_ms.append(timed(service.recall_memories, q)[0])
+                    recall_ms.append(timed(service.recall, q)[0])
                     took, hits = timed(store.nearest, vector, key, scope, pool)
                     dense_ms.append(took)
                     approx = [row_of(h.memory.id) for h in hits[:10]]
@@ -286,7 +285,6 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             service.close()
         results["postgres_bytes"] = _database_bytes(app_url)
         results["sqlite_bytes"] = sum(p.stat().st_size for p in folder.glob("memories.db*"))
-        stores["postgres"].close()
         if server is not None:
             server.cleanup()
     return results

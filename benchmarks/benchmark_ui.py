@@ -24,7 +24,6 @@ import random
 import shutil
 import sys
 import time
-import uuid
 from pathlib import Path
 from typing import Any
 
@@ -66,46 +65,44 @@ def _service(db: Path) -> Any:
 def build(db: Path, size: int, progress: Progress) -> dict[str, Any]:
     import numpy as np
 
-    from tinycontext.adapters.sqlite.store import SqliteStore
-    from tinycontext.domain.memory import Memory
-    from tinycontext.ports.store import NewMemory
+    from tinycontext.testing.bulk import bulk_id, bulk_load, prepared
 
-    service = _service(db.parent / "key.db")
+    service = _service(db)
     key, tokenizer = service.model_key, service.tokenizer
-    service.close()
-    for suffix in ("", "-wal", "-shm"):
-        Path(f"{db.parent / 'key.db'}{suffix}").unlink(missing_ok=True)
     rng, nrng = random.Random(5), np.random.default_rng(5)
     texts = memory_texts(seed=3)
-    store = SqliteStore(db)
     start_s = 1_704_067_200  # 2024-01-01
     span = 2 * 365 * 86400
     started = time.perf_counter()
     ids: list[str] = []
-    for done in range(0, size, BATCH):
-        n = min(BATCH, size - done)
-        vectors = nrng.standard_normal((n, 384), dtype=np.float32)
-        vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
-        items = []
-        for i in range(n):
-            number = done + i
-            text = next(texts)
-            profile = rng.random() < 0.02
-            stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ",
-                                  time.gmtime(start_s + number * span // size))
-            memory = Memory(str(uuid.UUID(int=number + 1, version=4)), text,
-                            "profile" if profile else "episodic",
-                            None if profile else f"s{rng.randrange(SESSIONS)}", stamp,
-                            tokenizer.count(text), embedding_model=key)
-            items.append(NewMemory(memory, vectors[i].astype("<f4").tobytes()))
-            ids.append(memory.id)
-        store.add(items)
-        progress.tick(f"stored {done + n:,}/{size:,}")
+
+    def batches() -> Any:
+        for done in range(0, size, BATCH):
+            n = min(BATCH, size - done)
+            vectors = nrng.standard_normal((n, 384), dtype=np.float32)
+            vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+            items = []
+            for i in range(n):
+                number = done + i
+                text = next(texts)
+                profile = rng.random() < 0.02
+                stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ",
+                                      time.gmtime(start_s + number * span // size))
+                ids.append(bulk_id(number))
+                items.append(prepared(
+                    ids[-1], text, created_at=stamp, vector=vectors[i].astype("<f4").tobytes(),
+                    model_key=key, content_tokens=tokenizer.count(text),
+                    kind="profile" if profile else "episodic",
+                    session_id=None if profile else f"s{rng.randrange(SESSIONS)}"))
+            yield items
+
+    # The pages browse and never search by vector: no index upkeep, as before.
+    bulk_load(service.store, batches(), key, lambda line: progress.tick(f"{size:,}: {line}"),
+              upkeep=False)
     recalled = rng.sample(ids, size // 10)
     for count in range(1, 4):
-        store.mark_recalled(recalled[: len(recalled) // count], "2026-01-01T00:00:00Z")
-    store.close()
-    service = _service(db)  # 1% superseded through the real operation
+        service.store.mark_recalled(recalled[: len(recalled) // count], "2026-01-01T00:00:00Z")
+    # 1% superseded through the real operation
     for memory_id in rng.sample(ids, size // 100):
         service.update(memory_id, "Revised: " + service.detail(memory_id).to_dict()["content"])
     service.close()

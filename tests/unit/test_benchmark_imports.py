@@ -14,15 +14,7 @@ BENCHMARKS = Path(__file__).resolve().parents[2] / "benchmarks"
 PUBLIC = ("tinycontext", "tinycontext.testing", "tinycontext.ports")
 PUBLIC_PACKAGES = ("tinycontext.testing.", "tinycontext.ports.")  # and their modules
 
-# Bulk builders write one store directly (stored records with made-up vectors and dates, far
-# faster than the service's saves, which embed), so they need the store and its record type.
-BULK_SQLITE = {"tinycontext.adapters.sqlite.store", "tinycontext.domain.memory"}
-
 LEFT = {
-    "_million_build.py": BULK_SQLITE,
-    # One store built in bulk with tags and older versions (as _million_build), and its
-    # dense retriever's filtered top 10 checked against brute force.
-    "_filters_build.py": BULK_SQLITE,
     # PostgreSQL filled in bulk with COPY: the store's own schema, index and tenant names.
     "_pg_bulk.py": {
         "tinycontext.adapters.postgres.schema", "tinycontext.adapters.postgres.store",
@@ -31,29 +23,19 @@ LEFT = {
     # The hook's own selection (floor, block budget) replayed over one recall per prompt for a
     # grid of floors; its speed half runs the real `tinycontext hook` subprocess.
     "benchmark_hooks.py": {"tinycontext.hooks.blocks", "tinycontext.hooks.responder"},
-    # The stable ids an import gives (to credit LoCoMo turns to the memories made of them).
-    "benchmark_import.py": {"tinycontext.importers.items"},
     # Levers without a setting of their own switched off by replacing the engine's own
     # function or constant (--ablate), in the benchmark's process only.
     "benchmark_locomo.py": {"tinycontext.adapters.sqlite", "tinycontext.app",
                             "tinycontext.domain"},
     # The SQLite mirror's probe share swept (the dense kernel's fidelity/latency trade-off).
     "benchmark_million.py": {"tinycontext.adapters.sqlite"},
-    # The two stores side by side, filled in bulk (as _million_build) and searched alone.
-    "benchmark_pg.py": {
-        "tinycontext.adapters.postgres.store", "tinycontext.adapters.sqlite.store",
-        "tinycontext.domain.memory",
-    },
     # Many tenants' PostgreSQL stores over one shared pool, as hosted mode opens them.
     "benchmark_pg_tenants.py": {
         "tinycontext.adapters.postgres.connection", "tinycontext.adapters.postgres.store",
     },
-    # The secret scanner alone (one kernel), over texts with and without secrets.
-    "benchmark_secrets.py": {"tinycontext.domain.secrets"},
-    # A store built in bulk (as _million_build); the browser's pages served in process (over
-    # the Services every inbound adapter takes: OneService, the one service it built).
-    "benchmark_ui.py": BULK_SQLITE | {"tinycontext.adapters.web.app",
-                                      "tinycontext.app.service_source"},
+    # The browser's pages served in process (no socket between the timer and the page), over
+    # the Services every inbound adapter takes (OneService: the one service it built).
+    "benchmark_ui.py": {"tinycontext.adapters.web.app", "tinycontext.app.service_source"},
 }
 
 
