@@ -9,7 +9,7 @@ nothing. The earlier import path `tinycontext.adapters.rest_api:app` returns thi
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from tinycontext.domain.errors import TinyContextError
 
@@ -77,7 +77,7 @@ def app_from_environment(*, mcp: bool = False, bind_host: str | None = None) -> 
 _app: FastAPI | None = None
 
 
-def __getattr__(name: str) -> Any:
+def __getattr__(name: str) -> FastAPI:
     global _app
     if name == "app":
         if _app is None:

@@ -25,7 +25,7 @@ from collections.abc import MutableMapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from tinycontext.app.callers import UNAUTHORIZED_MESSAGE, Refused
+from tinycontext.app.callers import UNAUTHORIZED_MESSAGE, ASGIApp, Receive, Refused, Send
 from tinycontext.app.request_scope import Caller, request_scope
 
 __all__ = [
@@ -142,12 +142,12 @@ class Access:
         user = self.trust.verify(scope) if self.trust is not None else None
         return Caller(user_id=user, operator=self.is_operator(scope))
 
-    def gate(self, app: Any) -> Any:
+    def gate(self, app: ASGIApp) -> ASGIApp:
         """`app` behind the TenantGate in hosted mode; unchanged otherwise."""
         return TenantGate(app, self) if self.hosted else app
 
 
-async def _unauthorized(send: Any) -> None:
+async def _unauthorized(send: Send) -> None:
     body = json.dumps(
         {"detail": {"code": "unauthorized", "message": UNAUTHORIZED_MESSAGE}}
     ).encode()
@@ -163,13 +163,13 @@ class TenantGate:
     A proven request runs inside a RequestScope naming its caller. `/health` stays open.
     """
 
-    def __init__(self, app: Any, access: Access, open_paths: Sequence[str] = ()) -> None:
+    def __init__(self, app: ASGIApp, access: Access, open_paths: Sequence[str] = ()) -> None:
         if access.trust is None:
             raise ValueError("TenantGate needs the hosted proxy trust settings")
         self.app, self.access = app, access
         self.open_paths = OPEN_PATHS | frozenset(open_paths)
 
-    async def __call__(self, scope: Scope, receive: Any, send: Any) -> None:
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] not in ("http", "websocket") or scope.get("path") in self.open_paths:
             await self.app(scope, receive, send)
             return

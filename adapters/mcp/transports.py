@@ -106,8 +106,7 @@ def http_app(
     if isinstance(accepted, list):
         app = strict_host_check(app, accepted)
     if access is not None and access.hosted:
-        gated: ASGIApp = access.gate(app)
-        return gated
+        return access.gate(app)
     return app
 
 

@@ -9,12 +9,16 @@ an HTTP caller is nobody in particular.
 
 from __future__ import annotations
 
-from collections.abc import MutableMapping
+from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any, Protocol
 
 from tinycontext.app.request_scope import Caller
 
 Scope = MutableMapping[str, Any]  # an ASGI connection scope
+Message = MutableMapping[str, Any]  # an ASGI event
+Receive = Callable[[], Awaitable[Message]]
+Send = Callable[[Message], Awaitable[None]]
+ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]  # as starlette.types spells it
 
 UNAUTHORIZED_MESSAGE = (
     "The caller is not proven: requests must come through the authenticating proxy."
@@ -37,7 +41,7 @@ class CallerCheck(Protocol):
         """The caller of an HTTP request (its scope) or of stdio (None); Refused if unproven."""
         ...
 
-    def gate(self, app: Any) -> Any:
+    def gate(self, app: ASGIApp) -> ASGIApp:
         """`app` (ASGI) behind a gate that answers an unproven request itself (401) before
         anything runs, and runs a proven one inside its caller's RequestScope."""
         ...
@@ -51,5 +55,5 @@ class LocalCallers:
     def caller(self, scope: Scope | None) -> Caller:
         return Caller(operator=True, local=True) if scope is None else Caller()
 
-    def gate(self, app: Any) -> Any:
+    def gate(self, app: ASGIApp) -> ASGIApp:
         return app

@@ -28,8 +28,7 @@ def ui_app(services: Services, *, hosts: list[str] | None, access: CallerCheck |
     app: ASGIApp = create_ui_app(services, token=None if hosted else token, hosts=hosts,
                                  hosted=hosted)
     if access is not None and hosted:
-        gated: ASGIApp = access.gate(app)  # 401 before anything runs; the caller's scope
-        return gated
+        return access.gate(app)  # 401 before anything runs; the caller's RequestScope
     if token is None:
         raise ValueError("local mode needs the per-start access token")
     return app

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import ipaddress
 import re
-from typing import Any
 
 from tinycontext.config.engine import ENV_PREFIX
 from tinycontext.domain.entropy import distinct_characters, estimated_bits
@@ -23,6 +22,7 @@ MAX_TRUSTED = {4: 2**24, 6: 2**80}
 PRIVATE_EXAMPLE = {4: "10.0.0.0/8", 6: "a /48"}
 ALL_ADDRESSES = {4: 2**32, 6: 2**128}
 _MAPPED = ipaddress.IPv6Network("::ffff:0:0/96")
+Network = ipaddress.IPv4Network | ipaddress.IPv6Network
 
 # A generated 128-bit value (32 hex digits) estimates at 128 bits less 4 for each character a
 # chance run or repeat explains; 120 leaves room for two such characters (measured: 5 in
@@ -36,14 +36,14 @@ MIN_SECRET_BITS = 120
 MIN_DISTINCT = 8
 
 
-def proxy_networks(raw: str, allow_broad: bool, problems: list[str]) -> tuple[Any, ...]:
+def proxy_networks(raw: str, allow_broad: bool, problems: list[str]) -> tuple[Network, ...]:
     """The trusted proxy networks, refusing each bad one and a union that trusts too much."""
     name = ENV_PREFIX + "TRUSTED_PROXY_CIDRS"
     if not raw:
         problems.append(f"{name} is required: the proxy's address or network, e.g. "
                         "10.0.0.5/32 or 172.20.0.0/16 (comma-separated for several).")
         return ()
-    found = []
+    found: list[Network] = []
     for item in (part.strip() for part in re.split(r"[,\s]+", raw)):
         if not item:
             continue
