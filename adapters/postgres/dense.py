@@ -33,7 +33,7 @@ EF_PER_RESULT = 2.5
 # A tenant's own index (built in one go by CREATE INDEX, over that tenant's rows only) needs
 # less: on the 10 x 100,000 benchmark (3 tenants, 40 questions each) 1.5 (ef_search 300)
 # found 0.995-1.00 of the exact top 10 and 0.96 of the exact 200 (2.5: 0.995-1.00 and 0.99)
-# in ~60% of the time; the HNSW walk was most of a large tenant's recall.
+# in clearly less time; the HNSW walk was most of a large tenant's recall.
 TENANT_EF_PER_RESULT = 1.5
 COUNT_TTL_SECONDS = 30.0
 MAX_COUNTS = 256  # cached counts per tenant store (scopes include session ids: bounded)
