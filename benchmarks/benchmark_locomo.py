@@ -83,8 +83,9 @@ HALVES = ((1, 5, "tune"), (6, 10, "check"))
 def ablate(lever: str) -> dict[str, Any]:
     """Switch one lever off for this process; returns config overrides it needs.
 
-    Levers without a setting of their own are switched off by replacing the function or
-    constant that applies them (the benchmark's process only, before the store is made).
+    Levers without a setting of their own (how the keyword index and the stored vectors
+    are made) are switched off by replacing the function or constant that applies them
+    (the benchmark's process only, before the store is made).
     """
     if lever == "score-fusion":
         return {"recall_fusion": "rrf"}
@@ -93,14 +94,10 @@ def ablate(lever: str) -> dict[str, Any]:
     if lever == "late-interaction":
         return {"recall_late_interaction": False}
     if lever == "dense-lead":
-        from tinycontext.domain import recall
-
-        recall.DENSE_LEAD_WEIGHT = 0.0
-    elif lever == "date-cues":
-        from tinycontext.domain import recall
-
-        recall.DATE_CUE_WEIGHT = 0.0
-    elif lever == "stemming":
+        return {"recall_dense_lead_weight": 0.0}
+    if lever == "date-cues":
+        return {"recall_date_cue_weight": 0.0}
+    if lever == "stemming":
         from tinycontext.domain import text
 
         text.stem = lambda word: word  # type: ignore[assignment]

@@ -39,8 +39,9 @@ DATE_CUE_WEIGHT = 0.1
 
 @dataclass(frozen=True, slots=True)
 class FusionWeights:
-    """`dense`, `k`, `access` are RRF's; `keyword` is score fusion's share for BM25 and
-    `feedback` its share for the pseudo-relevance feedback query's BM25 (domain.feedback)."""
+    """`dense`, `k`, `access` are RRF's; `keyword` is score fusion's share for BM25,
+    `feedback` its share for the pseudo-relevance feedback query's BM25 (domain.feedback),
+    `dense_lead` and `date_cue` its weights of the dense lead and of the date cue."""
 
     dense: float = 0.5
     k: int = 60
@@ -48,6 +49,8 @@ class FusionWeights:
     method: str = RRF
     keyword: float = 0.4
     feedback: float = 0.0
+    dense_lead: float = DENSE_LEAD_WEIGHT
+    date_cue: float = DATE_CUE_WEIGHT
 
     @property
     def best_possible(self) -> float:
@@ -113,8 +116,8 @@ def score_fusion(
     re-embedding) gets the lowest cosine among the others; one the keyword pool missed gets 0.
     An access rank adds `access x (k + 1) / (k + rank)`. `late` (MaxSim scores of the
     shortlisted candidates) adds LATE_WEIGHT x late / best late to each of them. The
-    candidate with the highest cosine adds DENSE_LEAD_WEIGHT x its lead over the second;
-    those in `dated` (inside the period the question names) add DATE_CUE_WEIGHT.
+    candidate with the highest cosine adds `weights.dense_lead` x its lead over the second;
+    those in `dated` (inside the period the question names) add `weights.date_cue`.
     `base`: fusion_base of the same candidates, weights, keyword_ideal and dated, when the
     caller already has it (recall ranks twice, before and after late interaction); then
     `keyword_ideal` and `dated` are not read again.
@@ -149,14 +152,14 @@ def fusion_base(
         if c.access_rank is not None and weights.access > 0:
             value += weights.access * (weights.k + 1) / (weights.k + c.access_rank)
         if c.memory_id in dated:
-            value += DATE_CUE_WEIGHT
+            value += weights.date_cue
         if feedback:
             value += weights.feedback * feedback.get(c.memory_id, 0.0)
         raw.append(value)
     lead = dense_lead(candidates)
     if lead is not None:
         index, margin = lead
-        raw[index] += DENSE_LEAD_WEIGHT * margin
+        raw[index] += weights.dense_lead * margin
     return raw
 
 

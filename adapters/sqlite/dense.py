@@ -50,9 +50,11 @@ def rerank_count(limit: int, rows: int) -> int:
 class DenseRetrieval:
     """Vector candidate search over one store's connections."""
 
-    def __init__(self, pool: ConnectionPool, ivf: IvfIndex) -> None:
+    def __init__(self, pool: ConnectionPool, ivf: IvfIndex,
+                 probe_share: float | None = None) -> None:
         self._pool = pool
         self._ivf = ivf
+        self._probe_share = probe_share
         self._scope_counts: dict[tuple[int, Scope], tuple[float, int]] = {}
         self._model_ids: dict[str, int] = {}
         self._mirrors: dict[int, VectorMirror] = {}
@@ -73,7 +75,7 @@ class DenseRetrieval:
     def _restore(self, model_ids: list[int]) -> None:
         for model_id in model_ids:
             mirror = self._mirrors.setdefault(model_id, VectorMirror(
-                model_id, self._copy_path(model_id)))
+                model_id, self._copy_path(model_id), self._probe_share))
             # Any failure (a closed store, a copy of another store) leaves the first search
             # to load the mirror as it would without a copy.
             with contextlib.suppress(Exception), self._pool.lease() as conn:
@@ -146,7 +148,7 @@ class DenseRetrieval:
             return None
         if mirror is None:
             mirror = self._mirrors.setdefault(model_id, VectorMirror(
-                model_id, self._copy_path(model_id)))
+                model_id, self._copy_path(model_id), self._probe_share))
         try:
             mirror.sync(conn)
         except MirrorUnusable:

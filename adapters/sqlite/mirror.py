@@ -53,8 +53,10 @@ def candidate_count(limit: int, rows: int) -> int:
 
 
 class VectorMirror:
-    def __init__(self, model_id: int, file: Path | None = None) -> None:
+    def __init__(self, model_id: int, file: Path | None = None,
+                 probe_share: float | None = None) -> None:
         self.model_id = model_id
+        self._probe_share = probe_share  # of the scope a large mirror's probe covers
         self._lock = threading.Lock()
         self._head = -1  # last vector_log id applied; -1 = not loaded
         self._view: View | None = None
@@ -279,7 +281,8 @@ class VectorMirror:
         if (not small and index is not None and index.generation == view.generation
                 and mirror_cells.serves(n, view.codes.shape[1])):
             return mirror_cells.candidates(view, index, np.array(self._cells.moved, np.int64),
-                                           mask, in_scope, queries, bits, wanted, limit)
+                                           mask, in_scope, queries, bits, wanted, limit,
+                                           self._probe_share)
         columns = np.flatnonzero(mask) if small else None
         distances = hamming(view.bits[:, columns] if small else view.bits[:, :n], bits)
         out = []

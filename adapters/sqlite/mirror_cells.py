@@ -52,9 +52,10 @@ def serves(rows: int, dims: int) -> bool:
     return mirror_bytes(rows, dims) > CELLS_FROM_BYTES
 
 
-def probe_rows(limit: int, in_scope: int) -> int:
-    """Vectors in scope a query's cells should hold, for `limit` results."""
-    full = max(MIN_PROBE_ROWS, int(PROBE_SHARE * in_scope))
+def probe_rows(limit: int, in_scope: int, share: float | None = None) -> int:
+    """Vectors in scope a query's cells should hold, for `limit` results; `share`: of the
+    scope a recall pool's probe covers (None: PROBE_SHARE)."""
+    full = max(MIN_PROBE_ROWS, int((PROBE_SHARE if share is None else share) * in_scope))
     return min(full, max(full // FEW_DIVISOR, ROWS_PER_RESULT * limit))
 
 
@@ -96,15 +97,15 @@ class CellIndex:
 
 
 def candidates(view: View, index: CellIndex, moved: Any, mask: Any, in_scope: int,
-               queries: Sequence[bytes], bits: Sequence[bytes], wanted: int, limit: int
-               ) -> list[list[int]]:
+               queries: Sequence[bytes], bits: Sequence[bytes], wanted: int, limit: int,
+               probe_share: float | None = None) -> list[list[int]]:
     """The mirror's `candidates` of each query among the slots of its nearest cells (and
     the tail), `mask` the scope's live slots. The queries' slots are filtered, gathered and
     Hamming-scored together (a save's lookups at 1,000,000 vectors spent most of their time
     in per-query numpy calls)."""
     np = native.numpy()
 
-    rows, share = probe_rows(limit, in_scope), in_scope / view.n
+    rows, share = probe_rows(limit, in_scope, probe_share), in_scope / view.n
     picked = [index.slots(np.frombuffer(q, np.float32), view.n, rows, share, moved)
               for q in queries]
     slots = np.concatenate(picked)

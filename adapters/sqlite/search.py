@@ -57,8 +57,9 @@ class Retrieval(DenseRetrieval):
     """Keyword and vector candidate search over one store's connections (the vector side
     in dense.py)."""
 
-    def __init__(self, pool: ConnectionPool, ivf: IvfIndex) -> None:
-        super().__init__(pool, ivf)
+    def __init__(self, pool: ConnectionPool, ivf: IvfIndex,
+                 probe_share: float | None = None) -> None:
+        super().__init__(pool, ivf, probe_share)
         self._recent = threading.local()  # the thread's last document frequencies
 
     def _prune_common(self, groups: Sequence[Sequence[str]], limit: int) -> list[Sequence[str]]:

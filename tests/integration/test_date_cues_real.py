@@ -7,10 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 from tinycontext.config.engine import TinyContextConfig
-from tinycontext.domain import recall
 from tinycontext.entry.container import build_service
 
 HIKES = [
@@ -23,7 +20,7 @@ QUESTION = "Where did we go hiking in March 2023?"
 
 
 def test_a_question_naming_a_month_prefers_the_memory_dated_in_it(
-    tmp_path: Path, real_embedder: Any, monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path, real_embedder: Any,
 ) -> None:
     service = build_service(
         TinyContextConfig(memory_db_path=str(tmp_path / "m.db"), save_context_minutes=0),
@@ -37,7 +34,13 @@ def test_a_question_naming_a_month_prefers_the_memory_dated_in_it(
             return str(out["memories"][0]["content"])
 
         assert first() == HIKES[0]
-        monkeypatch.setattr(recall, "DATE_CUE_WEIGHT", 0.0)
-        assert first() != HIKES[0]  # without the cue another hike wins
+        service.close()
+        # Without the cue (its setting at 0) another hike wins.
+        service = build_service(
+            TinyContextConfig(memory_db_path=str(tmp_path / "m.db"), save_context_minutes=0,
+                              recall_date_cue_weight=0.0),
+            embedder=real_embedder, background=False,
+        )
+        assert first() != HIKES[0]
     finally:
         service.close()

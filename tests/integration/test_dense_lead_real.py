@@ -7,10 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 from tinycontext.config.engine import TinyContextConfig
-from tinycontext.domain import recall
 from tinycontext.entry.container import build_service
 
 QUESTION = "Can we ship releases over the holidays?"
@@ -48,7 +45,7 @@ def first(service: Any) -> str:
 
 
 def test_a_paraphrase_the_model_ranks_first_by_a_margin_stays_first(
-    tmp_path: Path, real_embedder: Any, monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path, real_embedder: Any,
 ) -> None:
     service = build_service(
         TinyContextConfig(memory_db_path=str(tmp_path / "m.db"), save_context_minutes=0),
@@ -58,8 +55,16 @@ def test_a_paraphrase_the_model_ranks_first_by_a_margin_stays_first(
         service.save(
             [{"content": c} for c in [FACT, *SAME_WORDS_OTHER_SENSE, *UNRELATED]], "s")
         assert first(service) == FACT
-        # The case the lever exists for: without it a memory sharing "holiday" wins.
-        monkeypatch.setattr(recall, "DENSE_LEAD_WEIGHT", 0.0)
-        assert first(service) != FACT
     finally:
         service.close()
+    # The case the lever exists for: without it (its setting at 0) a memory sharing
+    # "holiday" wins.
+    off = build_service(
+        TinyContextConfig(memory_db_path=str(tmp_path / "m.db"), save_context_minutes=0,
+                          recall_dense_lead_weight=0.0),
+        embedder=real_embedder, background=False,
+    )
+    try:
+        assert first(off) != FACT
+    finally:
+        off.close()

@@ -122,6 +122,34 @@ def test_cells_scan_a_share_and_keep_recall(
     store.close()
 
 
+def test_the_probe_share_is_the_stores_setting(
+    tmp_path: Path, small_cells: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`dense_probe_share` (the store's `probe_share`) sets how much of the scope a recall
+    pool's probe covers: a wider probe scans more slots and finds no fewer exact neighbours."""
+    from tinycontext import TinyContextConfig
+    from tinycontext.entry.container import open_store
+
+    path = tmp_path / "c.db"
+    store, vectors = _clustered(path, 4000)
+    store.close()
+    queries = vectors[:20]
+    seen = _probed(monkeypatch)
+    probed: dict[float | None, tuple[float, int]] = {}
+    for share in (None, 0.5):
+        store = open_store(TinyContextConfig(memory_db_path=str(path), dense_probe_share=share))
+        assert isinstance(store, SqliteStore)
+        _ids(store, queries[0], 200)  # the mirror loaded and grouped by cells
+        start = len(seen)
+        found = sum(len(set(_ids(store, q, 200)[:10])
+                        & {_memory(int(i)).id for i in np.argsort(-(vectors @ q))[:10]})
+                    for q in queries)
+        probed[share] = (float(np.mean(seen[start:])), found)
+        store.close()
+    assert probed[None][0] < 4000 * 0.25 < probed[0.5][0]  # PROBE_SHARE 0.125 by default
+    assert probed[0.5][1] >= probed[None][1]
+
+
 def test_new_and_moved_vectors_are_found_once(
     tmp_path: Path, small_cells: None
 ) -> None:

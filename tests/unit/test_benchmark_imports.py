@@ -23,12 +23,13 @@ LEFT = {
     # The hook's own selection (floor, block budget) replayed over one recall per prompt for a
     # grid of floors; its speed half runs the real `tinycontext hook` subprocess.
     "benchmark_hooks.py": {"tinycontext.hooks.blocks", "tinycontext.hooks.responder"},
-    # Levers without a setting of their own switched off by replacing the engine's own
-    # function or constant (--ablate), in the benchmark's process only.
+    # Three levers of how memories are indexed and stored (stemming, the keyword context's
+    # BM25 weight, the context mixed into stored vectors) switched off for --ablate by
+    # replacing the engine's function or constant, in the benchmark's process only: as
+    # settings they would each have to re-index every stored memory when changed, for an
+    # ablation nobody runs in production (the ranking levers are settings: ranking.md).
     "benchmark_locomo.py": {"tinycontext.adapters.sqlite", "tinycontext.app",
                             "tinycontext.domain"},
-    # The SQLite mirror's probe share swept (the dense kernel's fidelity/latency trade-off).
-    "benchmark_million.py": {"tinycontext.adapters.sqlite"},
     # Many tenants' PostgreSQL stores over one shared pool, as hosted mode opens them.
     "benchmark_pg_tenants.py": {
         "tinycontext.adapters.postgres.connection", "tinycontext.adapters.postgres.store",

@@ -3,9 +3,10 @@ first keeps DENSE_LEAD_WEIGHT x its cosine margin over the runner-up."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
-from tinycontext.domain import recall
 from tinycontext.domain.recall import (
     DENSE_LEAD_WEIGHT,
     SCORE,
@@ -49,15 +50,13 @@ def test_fused_values_with_the_lead_exactly():
     assert score_fusion(pool, W) == pytest.approx([v / max(raw) for v in raw], rel=1e-12)
 
 
-def test_a_paraphrase_the_model_is_sure_of_beats_shared_common_words(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
+def test_a_paraphrase_the_model_is_sure_of_beats_shared_common_words() -> None:
     # "fact" shares no word with the question but the model puts it well ahead; "filler"
     # shares one word and is a little less close. Without the lead the keyword share wins.
     pool = [cand("filler", 3.0, 0.40), cand("fact", None, 0.50), cand("other", 1.0, 0.38)]
     assert [r.memory_id for r in rank(pool, W, keyword_ideal=10.0)][0] == "fact"
-    monkeypatch.setattr(recall, "DENSE_LEAD_WEIGHT", 0.0)
-    assert [r.memory_id for r in rank(pool, W, keyword_ideal=10.0)][0] == "filler"
+    off = replace(W, dense_lead=0.0)  # recall_dense_lead_weight = 0
+    assert [r.memory_id for r in rank(pool, off, keyword_ideal=10.0)][0] == "filler"
 
 
 def test_the_lead_does_not_reorder_a_crowd_of_equals():

@@ -131,6 +131,7 @@ def semantic_recall(
         core.config.recall_dense_weight, core.config.recall_rrf_k,
         core.config.recall_access_weight, core.config.recall_fusion,
         core.config.recall_keyword_weight, core.config.recall_feedback_weight,
+        core.config.recall_dense_lead_weight, core.config.recall_date_cue_weight,
     )
     # Memories inside the period the question names, if it names one (cheap otherwise).
     dated = dated_ids(

@@ -16,6 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from tinycontext.domain.context import DEFAULT_WINDOW_MINUTES
 from tinycontext.domain.errors import InvalidRequestError
+from tinycontext.domain.recall import DATE_CUE_WEIGHT, DENSE_LEAD_WEIGHT
 
 APP_NAME = "tinycontext"
 # e5's query marker: the quality preset's default dense_query_prefix (a package model that
@@ -63,11 +64,17 @@ class TinyContextConfig(BaseModel):
     recall_keyword_weight: float = Field(default=0.4, ge=0.0, le=1.0)
     save_context_minutes: int = Field(default=DEFAULT_WINDOW_MINUTES, ge=0, le=10_080)
     recall_late_interaction: bool = True
+    # SQLite past ~430,000 memories: the share of the vectors in scope a dense search probes
+    # by IVF cells (None: the store's own default); higher finds more of the exact nearest.
+    dense_probe_share: float | None = Field(default=None, gt=0.0, le=1.0)
     # Coverage step after fusion (0 = off): later slots favour other sessions/moments.
     recall_spread_weight: float = Field(default=0.0, ge=0.0, le=1.0)
     recall_spread_minutes: int = Field(default=60, ge=0, le=10_080)
     # Pseudo-relevance feedback (0 = off): a second keyword query from the best results' words.
     recall_feedback_weight: float = Field(default=0.0, ge=0.0, le=1.0)
+    # Score fusion: the clear dense winner's bonus and the named period's (0 turns each off).
+    recall_dense_lead_weight: float = Field(default=DENSE_LEAD_WEIGHT, ge=0.0, le=10.0)
+    recall_date_cue_weight: float = Field(default=DATE_CUE_WEIGHT, ge=0.0, le=1.0)
     dense_query_prefix: str = ""
     dense_document_prefix: str = ""
     dedup_similarity_threshold: float = Field(default=0.95, gt=0.0, le=1.0)

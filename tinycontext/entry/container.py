@@ -99,7 +99,8 @@ def open_store(config: TinyContextConfig) -> Store:
     if not config.store_url:
         from tinycontext.adapters.sqlite.store import SqliteStore
 
-        return SqliteStore(config.memory_db_path, key=sqlite_key(config))
+        return SqliteStore(config.memory_db_path, key=sqlite_key(config),
+                           probe_share=config.dense_probe_share)
     sqlite_key_material(config)  # a key with PostgreSQL is refused, never silently unused
     from tinycontext.adapters.postgres.store import PostgresStore
 

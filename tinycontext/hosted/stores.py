@@ -77,7 +77,8 @@ def open_tenants(
     def open_file(path: Path) -> MemoryService:
         tenant_config = config.model_copy(update={"memory_db_path": str(path)})
         key = None if material is None else tenant_store_key(material, path.stem)
-        return parts.tenant_service(SqliteStore(path, key=key), tenant_config)
+        store = SqliteStore(path, key=key, probe_share=config.dense_probe_share)
+        return parts.tenant_service(store, tenant_config)
 
     return TenantStores(settings.store_dir, settings.tenant_secret, open_file,
                         settings.max_open_stores, parts.warm)
