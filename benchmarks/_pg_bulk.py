@@ -5,7 +5,6 @@ runs)."""
 from __future__ import annotations
 
 import time
-import uuid
 from pathlib import Path
 from typing import Any
 
@@ -96,6 +95,7 @@ def load(url: str, admin_url: str, layout: tuple[int, int], matrix: Any, made: l
     from tinycontext.adapters.postgres.store import PostgresStore
     from tinycontext.adapters.postgres.text import tenant_tag
     from tinycontext.domain.memory import ref_of
+    from tinycontext.testing.bulk import bulk_id
 
     tenants, each = layout
     pool = len(rows_of_text)
@@ -128,7 +128,7 @@ def load(url: str, admin_url: str, layout: tuple[int, int], matrix: Any, made: l
                         for n, values in zip(span, grid, strict=True):
                             text, tokens = rows_of_text[n % pool][:2]
                             bits = made[n if n < len(made) else int(rng.integers(len(made)))][1]
-                            memory_id = str(uuid.UUID(int=n + 1, version=4))
+                            memory_id = bulk_id(n)  # as stored_items names the first rows
                             stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ",
                                                   time.gmtime(1_600_000_000 + n * 60))
                             copy.write_row((
@@ -139,7 +139,7 @@ def load(url: str, admin_url: str, layout: tuple[int, int], matrix: Any, made: l
                     with conn.cursor().copy("COPY incoming FROM STDIN") as copy:
                         for n in span:
                             _, _, terms, recall = rows_of_text[n % pool]
-                            copy.write_row((tenant, str(uuid.UUID(int=n + 1, version=4)),
+                            copy.write_row((tenant, bulk_id(n),
                                             terms.replace(tag0, tag), recall.replace(tag0, tag)))
                     conn.execute(
                         "INSERT INTO tinycontext.memory_terms (seq, tenant, terms, recall) "

@@ -83,9 +83,9 @@ HALVES = ((1, 5, "tune"), (6, 10, "check"))
 def ablate(lever: str) -> dict[str, Any]:
     """Switch one lever off for this process; returns config overrides it needs.
 
-    Levers without a setting of their own (how the keyword index and the stored vectors
-    are made) are switched off by replacing the function or constant that applies them
-    (the benchmark's process only, before the store is made).
+    The two levers of the keyword index without a setting of their own (stemming, the
+    keyword context's weight) are switched off by replacing the function or constant that
+    applies them (the benchmark's process only, before the store is made).
     """
     if lever == "score-fusion":
         return {"recall_fusion": "rrf"}
@@ -97,6 +97,8 @@ def ablate(lever: str) -> dict[str, Any]:
         return {"recall_dense_lead_weight": 0.0}
     if lever == "date-cues":
         return {"recall_date_cue_weight": 0.0}
+    if lever == "dense-context":
+        return {"save_context_dense_weight": 0.0}
     if lever == "stemming":
         from tinycontext.domain import text
 
@@ -105,10 +107,6 @@ def ablate(lever: str) -> dict[str, Any]:
         from tinycontext.adapters.sqlite import search as sqlite_search
 
         sqlite_search.RECALL_BM25 = "bm25(memory_fts, 0.0, 1.0, 0.0)"
-    elif lever == "dense-context":
-        from tinycontext.app import saving
-
-        saving.mix_context = lambda own, context, weight=0.0: own  # type: ignore[assignment]
     return {}
 
 

@@ -23,13 +23,12 @@ LEFT = {
     # The hook's own selection (floor, block budget) replayed over one recall per prompt for a
     # grid of floors; its speed half runs the real `tinycontext hook` subprocess.
     "benchmark_hooks.py": {"tinycontext.hooks.blocks", "tinycontext.hooks.responder"},
-    # Three levers of how memories are indexed and stored (stemming, the keyword context's
-    # BM25 weight, the context mixed into stored vectors) switched off for --ablate by
-    # replacing the engine's function or constant, in the benchmark's process only: as
-    # settings they would each have to re-index every stored memory when changed, for an
-    # ablation nobody runs in production (the ranking levers are settings: ranking.md).
-    "benchmark_locomo.py": {"tinycontext.adapters.sqlite", "tinycontext.app",
-                            "tinycontext.domain"},
+    # Two levers of the keyword index (stemming; the keyword context's BM25 weight, a
+    # constant of each store's SQL) switched off for --ablate by replacing the engine's
+    # function or constant, in the benchmark's process only: a stemming setting would have
+    # to rebuild every store's keyword index when changed, for an ablation nobody runs in
+    # production (the ranking and context levers are settings: configuration.md).
+    "benchmark_locomo.py": {"tinycontext.adapters.sqlite", "tinycontext.domain"},
     # Many tenants' PostgreSQL stores over one shared pool, as hosted mode opens them.
     "benchmark_pg_tenants.py": {
         "tinycontext.adapters.postgres.connection", "tinycontext.adapters.postgres.store",

@@ -142,3 +142,28 @@ def test_re_embedding_runs_each_text_once_when_contexts_share_the_batch(make):
     svc = make(embedder=embedder)
     assert svc.reindexer.run_until_done() == 3
     assert sorted(embedder.texts) == sorted([ADOPT, REPLY, WALK])  # contexts reused, not re-run
+
+
+def test_the_dense_share_of_the_context_is_a_setting() -> None:
+    """save_context_dense_weight: 0 keeps each memory's own vector (its keyword context
+    stays), another weight mixes that much in; the model key says which, so a change
+    re-embeds."""
+    from tinycontext import TinyContextConfig, build_service
+    from tinycontext.testing import InMemoryStore, WordTokenizer
+
+    keys = {}
+    for weight in (0.2, 0.0, 0.5):
+        store = InMemoryStore()
+        service = build_service(TinyContextConfig(save_context_dense_weight=weight),
+                                store=store, embedder=HashEmbedder(), tokenizer=WordTokenizer(),
+                                background=False)
+        [_, second] = save(service, ADOPT, REPLY, session_id="s")
+        assert context_of(store, second) == ADOPT
+        own, ctx = EMB.embed([REPLY, ADOPT])
+        stored = own if weight == 0.0 else mix_context(own, ctx, weight)
+        hit = store.nearest(stored, service.model_key, Scope("episodic", "s"), 1)[0]
+        assert hit.memory.content == REPLY and abs(hit.score - 1.0) < 1e-6
+        keys[weight] = service.model_key
+        service.close()
+    assert keys[0.2] == "hash-64+ctx1+tok1"  # the default's key, as before the setting
+    assert len(set(keys.values())) == 3

@@ -33,7 +33,7 @@ from tinycontext.ports.tokenizer import Tokenizer
 
 from .rendering import Framing
 from .results import join_notices
-from .vectors import CONTEXT_KEY, TOKENS_KEY, RecentVectors, token_bits
+from .vectors import TOKENS_KEY, RecentVectors, context_key, token_bits
 
 T = TypeVar("T")
 
@@ -83,7 +83,7 @@ class Core:
         if prefix:
             key += f"+doc:{hashlib.sha256(prefix.encode()).hexdigest()[:8]}"
         if self.config.save_context_minutes > 0:
-            key += CONTEXT_KEY
+            key += context_key(self.config.save_context_dense_weight)
         if self.late_interaction:
             key += TOKENS_KEY
         return key

@@ -14,6 +14,7 @@ import time
 from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager, nullcontext
 
+from tinycontext.domain.context import DENSE_CONTEXT_WEIGHT
 from tinycontext.domain.errors import StoreError
 from tinycontext.domain.memory import Memory
 from tinycontext.ports.clock import Clock
@@ -38,8 +39,9 @@ class Reindexer:
         background: bool = True,
         stage: Callable[[], AbstractContextManager[None]] = nullcontext,
         with_context: bool = False,
+        context_weight: float = DENSE_CONTEXT_WEIGHT,
     ) -> None:
-        self._with_context = with_context
+        self._with_context, self._context_weight = with_context, context_weight
         self._stage = stage
         self._store, self._clock = store, clock
         self._key, self._embed_documents = model_key, embed_documents
@@ -116,7 +118,8 @@ class Reindexer:
         made = self._embed_documents([text for _, text in missing])
         own.update((cid, vector) for (cid, _), (vector, _) in zip(missing, made, strict=True))
         return [
-            mix_context(v, own[contexts[m.id][0]]) if m.id in contexts else v
+            mix_context(v, own[contexts[m.id][0]], self._context_weight)
+            if m.id in contexts else v
             for m, v in zip(batch, vectors, strict=True)
         ]
 

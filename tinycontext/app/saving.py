@@ -188,7 +188,8 @@ def plan_saves(
                 plan.to_store.append(NewMemory(memory, vector, tokens=bits))
             else:
                 plan.to_store.append(NewMemory(
-                    memory, mix_context(vector, context[2]), context[0], context[1], bits
+                    memory, mix_context(vector, context[2], config.save_context_dense_weight),
+                    context[0], context[1], bits
                 ))
             context = (memory.id, content, vector)
             core.recent_vectors.put(memory.id, vector)

@@ -85,6 +85,7 @@ class MemoryService:
             self.config.embedding_batch_size, background=background,
             stage=lambda: self._stage("reindex"),
             with_context=self.config.save_context_minutes > 0,
+            context_weight=self.config.save_context_dense_weight,
         )
 
     # -- the ports and shared facts (read by the composition, doctor and tests) ------------

@@ -31,8 +31,16 @@ def pairwise_cosines(vectors: list[bytes]) -> list[list[float]]:
     return products
 
 
+def context_key(weight: float) -> str:
+    """The model key suffix of vectors that carry save-time context at `weight`."""
+    return CONTEXT_KEY if weight == DENSE_CONTEXT_WEIGHT else f"+ctx@{weight:g}"
+
+
 def mix_context(own: bytes, context: bytes, weight: float = DENSE_CONTEXT_WEIGHT) -> bytes:
-    """normalise(own + weight x context): the stored vector of a memory with context."""
+    """normalise(own + weight x context): the stored vector of a memory with context (its
+    own vector unchanged at weight 0)."""
+    if weight == 0.0:
+        return own
     np = native.numpy()
 
     mixed = np.frombuffer(own, dtype="<f4") + weight * np.frombuffer(context, dtype="<f4")

@@ -14,7 +14,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from tinycontext.domain.context import DEFAULT_WINDOW_MINUTES
+from tinycontext.domain.context import DEFAULT_WINDOW_MINUTES, DENSE_CONTEXT_WEIGHT
 from tinycontext.domain.errors import InvalidRequestError
 from tinycontext.domain.recall import DATE_CUE_WEIGHT, DENSE_LEAD_WEIGHT
 
@@ -63,6 +63,9 @@ class TinyContextConfig(BaseModel):
     recall_fusion: Literal["score", "rrf"] = "score"
     recall_keyword_weight: float = Field(default=0.4, ge=0.0, le=1.0)
     save_context_minutes: int = Field(default=DEFAULT_WINDOW_MINUTES, ge=0, le=10_080)
+    # How much of that context's vector a memory's stored vector takes (0: none; a change
+    # re-embeds, as the model key says).
+    save_context_dense_weight: float = Field(default=DENSE_CONTEXT_WEIGHT, ge=0.0, le=1.0)
     recall_late_interaction: bool = True
     # SQLite past ~430,000 memories: the share of the vectors in scope a dense search probes
     # by IVF cells (None: the store's own default); higher finds more of the exact nearest.
