@@ -83,9 +83,9 @@ HALVES = ((1, 5, "tune"), (6, 10, "check"))
 def ablate(lever: str) -> dict[str, Any]:
     """Switch one lever off for this process; returns config overrides it needs.
 
-    The two levers of the keyword index without a setting of their own (stemming, the
-    keyword context's weight) are switched off by replacing the function or constant that
-    applies them (the benchmark's process only, before the store is made).
+    Stemming, which the keyword index is built with and has no setting, is switched off by
+    replacing the function that applies it (the benchmark's process only, before the store
+    is made).
     """
     if lever == "score-fusion":
         return {"recall_fusion": "rrf"}
@@ -99,14 +99,12 @@ def ablate(lever: str) -> dict[str, Any]:
         return {"recall_date_cue_weight": 0.0}
     if lever == "dense-context":
         return {"save_context_dense_weight": 0.0}
+    if lever == "keyword-context":
+        return {"recall_keyword_context_weight": 0.0}
     if lever == "stemming":
         from tinycontext.domain import text
 
         text.stem = lambda word: word  # type: ignore[assignment]
-    elif lever == "keyword-context":
-        from tinycontext.adapters.sqlite import search as sqlite_search
-
-        sqlite_search.RECALL_BM25 = "bm25(memory_fts, 0.0, 1.0, 0.0)"
     return {}
 
 

@@ -20,6 +20,7 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
+from tinycontext.domain.context import KEYWORD_CONTEXT_WEIGHT
 from tinycontext.domain.text import stem_groups
 from tinycontext.ports.store import Scope, Scored
 
@@ -27,7 +28,7 @@ from .connection import PgPool
 from .dense import PgDenseRetrieval
 from .filtering import where_sql
 from .rows import COLUMNS, MEMORIES, TERMS, WIDTH, memory_from_row, scope_sql
-from .text import RECALL_WEIGHTS, any_query, group_query, query_groups, tenant_tag
+from .text import any_query, group_query, query_groups, recall_weights, tenant_tag
 
 RANK_NORMALISATION = 1 | 32
 # Words in a memory of typical length (15-40 words), for keyword_ideal.
@@ -52,8 +53,10 @@ def bm25_idf(df: int, total: int) -> float:
 class PgRetrieval(PgDenseRetrieval):
     """Keyword and vector candidate search of one tenant (the vector side in dense.py)."""
 
-    def __init__(self, pool: PgPool) -> None:
+    def __init__(self, pool: PgPool, keyword_context_weight: float = KEYWORD_CONTEXT_WEIGHT,
+                 ) -> None:
         super().__init__(pool)
+        self._weights = recall_weights(keyword_context_weight)
         self._tag = tenant_tag(pool.tenant)
         self._recent_frequencies: tuple[float, Any, list[int]] | None = None
         self._one_word: float | None = None
@@ -98,7 +101,7 @@ class PgRetrieval(PgDenseRetrieval):
         if self._one_word is None:
             words = " ".join(f"w{i}:{i + 1}A" for i in range(TYPICAL_WORDS))
             self._one_word = float(self._pool.read(
-                f"SELECT ts_rank_cd('{RECALL_WEIGHTS}', %s::tsvector, 'w0'::tsquery, "
+                f"SELECT ts_rank_cd('{self._weights}', %s::tsvector, 'w0'::tsquery, "
                 f"{RANK_NORMALISATION})", (words,),
             )[0][0])
         return self._one_word * sum(bm25_idf(d, total) for d in df)
@@ -127,7 +130,7 @@ class PgRetrieval(PgDenseRetrieval):
     ) -> tuple[str, list[Any]]:
         """Sum over groups of IDF x saturated ts_rank_cd, for rows of memory_terms `t`: the
         words as written (list search) or, for `recall`, the weighted stems and context."""
-        rank = f"ts_rank_cd('{RECALL_WEIGHTS}', t.recall, " if recall else "ts_rank_cd(t.terms, "
+        rank = f"ts_rank_cd('{self._weights}', t.recall, " if recall else "ts_rank_cd(t.terms, "
         total = max(self.documents(), *frequencies, 1)
         parts, params = [], []  # type: list[str], list[Any]
         for group, df in zip(groups, frequencies, strict=True):

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from tinycontext.domain.context import KEYWORD_CONTEXT_WEIGHT
 from tinycontext.domain.errors import InvalidRequestError, MemoryAlreadySupersededError
 from tinycontext.domain.listing import ListQuery
 from tinycontext.domain.memory import Memory, ref_of
@@ -32,11 +33,14 @@ class PostgresStore(Store):
     """The scale-out store. Thread-safe: each operation borrows a pooled connection."""
 
     def __init__(self, url: str | SharedPgPool, tenant: str = "", *,
-                 max_connections: int = 10) -> None:
-        """`url` or, for many tenants of one process, a SharedPgPool that `close` leaves open."""
+                 max_connections: int = 10,
+                 keyword_context_weight: float = KEYWORD_CONTEXT_WEIGHT) -> None:
+        """`url` or, for many tenants of one process, a SharedPgPool that `close` leaves open;
+        `keyword_context_weight`: the rank weight of a memory's save-time context against
+        its own words in recall."""
         self._pool = PgPool(url, tenant, max_connections)
         self.tenant = tenant
-        self._search = PgRetrieval(self._pool)
+        self._search = PgRetrieval(self._pool, keyword_context_weight)
         self._indexed = self._pool.indexed_dims  # shared by every tenant of the database
         self._tag = tenant_tag(tenant)
 

@@ -107,8 +107,10 @@ def all_query(groups: Sequence[Sequence[str]], tag: str) -> str:
     return " & ".join(_phrase(g, tag, True) for g in groups)
 
 
-# ts_rank_cd's weights are ordered {D, C, B, A}: a memory's own stems are A, its context's B.
-RECALL_WEIGHTS = f"{{0, 0, {KEYWORD_CONTEXT_WEIGHT}, 1}}"
+def recall_weights(context_weight: float = KEYWORD_CONTEXT_WEIGHT) -> str:
+    """ts_rank_cd's weights, ordered {D, C, B, A}: a memory's own stems are A, its
+    context's B."""
+    return f"{{0, 0, {float(context_weight)!r}, 1}}"
 
 
 def recall_tsvector_literal(content: str, context: str | None, tag: str) -> str:

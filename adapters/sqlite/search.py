@@ -20,8 +20,12 @@ from .ivf import IvfIndex
 from .pages import varint
 from .rows import COLUMNS, WIDTH, memory_from_row, scope_sql
 
-# Recall's BM25 over the columns (terms, stems, context): stems at 1, context lower.
-RECALL_BM25 = f"bm25(memory_fts, 0.0, 1.0, {KEYWORD_CONTEXT_WEIGHT})"
+
+def recall_bm25(context_weight: float = KEYWORD_CONTEXT_WEIGHT) -> str:
+    """Recall's BM25 over the columns (terms, stems, context): stems at 1, context lower."""
+    return f"bm25(memory_fts, 0.0, 1.0, {float(context_weight)!r})"
+
+
 # Keyword side: at most this many postings scored per query (see _prune_common).
 MIN_POSTINGS = 3000
 POSTINGS_PER_RESULT = 10
@@ -57,9 +61,10 @@ class Retrieval(DenseRetrieval):
     """Keyword and vector candidate search over one store's connections (the vector side
     in dense.py)."""
 
-    def __init__(self, pool: ConnectionPool, ivf: IvfIndex,
-                 probe_share: float | None = None) -> None:
+    def __init__(self, pool: ConnectionPool, ivf: IvfIndex, probe_share: float | None = None,
+                 keyword_context_weight: float = KEYWORD_CONTEXT_WEIGHT) -> None:
         super().__init__(pool, ivf, probe_share)
+        self._recall_bm25 = recall_bm25(keyword_context_weight)
         self._recent = threading.local()  # the thread's last document frequencies
 
     def _prune_common(self, groups: Sequence[Sequence[str]], limit: int) -> list[Sequence[str]]:
@@ -161,7 +166,7 @@ class Retrieval(DenseRetrieval):
             # memories, and in some SQLite versions (SQLCipher's build) even without one, the
             # planner would rather walk every live memory of the kind and probe the hits.
             rows = self._pool.read(
-                f"WITH hits AS (SELECT rowid, {RECALL_BM25} AS s FROM memory_fts "
+                f"WITH hits AS (SELECT rowid, {self._recall_bm25} AS s FROM memory_fts "
                 "WHERE memory_fts MATCH ? ORDER BY s, rowid DESC LIMIT ?) "
                 f"SELECT {COLUMNS}, -h.s FROM hits h CROSS JOIN memories m ON m.seq = h.rowid "
                 f"WHERE {(each + where)[len(' AND '):]} "
@@ -175,10 +180,10 @@ class Retrieval(DenseRetrieval):
         # walk of a tag's rows asking FTS5 about each would cost a full match per row.
         join = "CROSS JOIN" if scope.filters else "JOIN"
         rows = self._pool.read(
-            f"SELECT {COLUMNS}, -{RECALL_BM25} AS score FROM memory_fts "
+            f"SELECT {COLUMNS}, -{self._recall_bm25} AS score FROM memory_fts "
             f"{join} memories m ON m.seq = memory_fts.rowid "
             f"WHERE memory_fts MATCH ?{life}{where} "
-            f"ORDER BY {RECALL_BM25}, m.created_at DESC, m.id LIMIT ?",
+            f"ORDER BY {self._recall_bm25}, m.created_at DESC, m.id LIMIT ?",
             [match, *life_params, *params, limit],
         )
         return [Scored(memory_from_row(r), float(r[WIDTH])) for r in rows]

@@ -7,6 +7,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from tinycontext.domain.context import KEYWORD_CONTEXT_WEIGHT
 from tinycontext.domain.errors import MemoryAlreadySupersededError, StoreError
 from tinycontext.domain.labels import metadata_json, tags_json
 from tinycontext.domain.listing import ListQuery
@@ -29,15 +30,17 @@ class SqliteStore(Store):
     """The default store. Thread-safe: each thread gets its own connection."""
 
     def __init__(self, path: str | Path, key: bytes | None = None,
-                 batch_counts: bool | None = None, probe_share: float | None = None) -> None:
+                 batch_counts: bool | None = None, probe_share: float | None = None,
+                 keyword_context_weight: float = KEYWORD_CONTEXT_WEIGHT) -> None:
         """`key`: a raw 32-byte SQLCipher key (the process must use SQLCipher: driver.py).
         `batch_counts`: write recall counts in batches (counts.py); encrypted stores do.
         `probe_share`: of the vectors in scope a large store's dense search probes by IVF
-        cells (mirror_cells.py; None: its PROBE_SHARE)."""
+        cells (mirror_cells.py; None: its PROBE_SHARE). `keyword_context_weight`: the
+        BM25 weight of a memory's save-time context against its own words in recall."""
         self.path = Path(path)
         self._pool = ConnectionPool(self.path, key=key)
         self._ivf = IvfIndex()
-        self._search = Retrieval(self._pool, self._ivf, probe_share)
+        self._search = Retrieval(self._pool, self._ivf, probe_share, keyword_context_weight)
         self._search.prefetch()  # a large store's kept vector mirror, read in the background
         # Encrypted stores batch their recall counts (counts.py says why).
         batch = key is not None if batch_counts is None else batch_counts

@@ -2,11 +2,17 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
 from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import pytest
 
 from tests.contract.store_support import KEY, day, listing, mem, mid, new, vec
 from tinycontext.domain.text import recall_terms
 from tinycontext.ports.store import NewMemory, Scope
+from tinycontext.testing import InMemoryStore
 
 EPI = Scope("episodic")
 
@@ -121,3 +127,43 @@ def test_similarities_are_the_cosines_of_stored_vectors_of_that_model(store):
     [hit_b] = [h for h in store.nearest(query, KEY, EPI, 10) if h.memory.id == b.id]
     assert abs(got[b.id] - hit_b.score) < 1e-6
     assert store.similarities(query, KEY, []) == {}
+
+
+@pytest.fixture(params=["memory", "sqlite", "postgres"])
+def weighted(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Callable[[float], Any]]:
+    """Stores of each kind over the same rows, opened with a given keyword context weight
+    (the recall_keyword_context_weight setting)."""
+    opened: list[Any] = []
+
+    def make(weight: float) -> Any:
+        if request.param == "memory":
+            made: Any = InMemoryStore(keyword_context_weight=weight)
+        elif request.param == "sqlite":
+            from tinycontext.adapters.sqlite.store import SqliteStore
+
+            made = SqliteStore(tmp_path / f"w{len(opened)}.db", keyword_context_weight=weight)
+        else:
+            from tests.pg_fixture import fresh_store, shared_database
+            from tinycontext.adapters.postgres.store import PostgresStore
+
+            fresh_store().close()  # emptied
+            made = PostgresStore(shared_database(), keyword_context_weight=weight)
+        opened.append(made)
+        return made
+
+    yield make
+    for made in opened:
+        made.close()
+
+
+def test_the_context_weight_sets_how_much_context_words_count(weighted):
+    first = mem(1, "Caroline adopted a puppy from the shelter.", created=day(1, 9))
+    reply = mem(2, "His name is Max and he loves the beach.", created=day(1, 9))
+    scores = {}
+    for weight in (0.0, 0.3, 1.0):
+        store = weighted(weight)
+        store.add([new(first), with_context(reply, first)])
+        hits = dict(recall(store, "What did Caroline adopt?"))
+        assert hits[first.content] > 0
+        scores[weight] = hits.get(reply.content, 0.0)
+    assert scores[0.0] == 0.0 < scores[0.3] < scores[1.0]

@@ -15,10 +15,10 @@ from tests.pg_fixture import temporary_database
 from tinycontext.adapters.postgres.search import RANK_NORMALISATION, bm25_idf
 from tinycontext.adapters.postgres.store import PostgresStore
 from tinycontext.adapters.postgres.text import (
-    RECALL_WEIGHTS,
     any_query,
     group_query,
     query_groups,
+    recall_weights,
 )
 from tinycontext.domain.text import recall_terms, stem_groups
 from tinycontext.ports.store import NewMemory, Scope
@@ -60,7 +60,7 @@ def plain_sum(store: PostgresStore, groups: list[tuple[str, ...]], df: list[int]
     tag = search._tag  # noqa: SLF001
     terms, params = [], []  # type: list[str], list[object]
     for group, d in zip(groups, df, strict=True):
-        terms.append(f"%s * ts_rank_cd('{RECALL_WEIGHTS}', t.recall, %s::tsquery, "
+        terms.append(f"%s * ts_rank_cd('{recall_weights()}', t.recall, %s::tsquery, "
                      f"{RANK_NORMALISATION})")
         params += [bm25_idf(d, total), group_query(group, tag)]
     score = "(" + " + ".join(terms) + ")"

@@ -23,12 +23,11 @@ LEFT = {
     # The hook's own selection (floor, block budget) replayed over one recall per prompt for a
     # grid of floors; its speed half runs the real `tinycontext hook` subprocess.
     "benchmark_hooks.py": {"tinycontext.hooks.blocks", "tinycontext.hooks.responder"},
-    # Two levers of the keyword index (stemming; the keyword context's BM25 weight, a
-    # constant of each store's SQL) switched off for --ablate by replacing the engine's
-    # function or constant, in the benchmark's process only: a stemming setting would have
-    # to rebuild every store's keyword index when changed, for an ablation nobody runs in
-    # production (the ranking and context levers are settings: configuration.md).
-    "benchmark_locomo.py": {"tinycontext.adapters.sqlite", "tinycontext.domain"},
+    # Stemming switched off for --ablate by replacing the engine's stemmer, in the
+    # benchmark's process only: the keyword index is built with it, so a setting would have
+    # to rebuild every store's index when changed, for an ablation nobody runs in production
+    # (the other ranking and context levers are settings: configuration.md).
+    "benchmark_locomo.py": {"tinycontext.domain"},
     # Many tenants' PostgreSQL stores over one shared pool, as hosted mode opens them.
     "benchmark_pg_tenants.py": {
         "tinycontext.adapters.postgres.connection", "tinycontext.adapters.postgres.store",

@@ -14,7 +14,11 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from tinycontext.domain.context import DEFAULT_WINDOW_MINUTES, DENSE_CONTEXT_WEIGHT
+from tinycontext.domain.context import (
+    DEFAULT_WINDOW_MINUTES,
+    DENSE_CONTEXT_WEIGHT,
+    KEYWORD_CONTEXT_WEIGHT,
+)
 from tinycontext.domain.errors import InvalidRequestError
 from tinycontext.domain.recall import DATE_CUE_WEIGHT, DENSE_LEAD_WEIGHT
 
@@ -62,6 +66,8 @@ class TinyContextConfig(BaseModel):
     recall_access_weight: float = Field(default=0.0, ge=0.0)
     recall_fusion: Literal["score", "rrf"] = "score"
     recall_keyword_weight: float = Field(default=0.4, ge=0.0, le=1.0)
+    # The keyword side's weight of a memory's save-time context against its own words.
+    recall_keyword_context_weight: float = Field(default=KEYWORD_CONTEXT_WEIGHT, ge=0.0, le=1.0)
     save_context_minutes: int = Field(default=DEFAULT_WINDOW_MINUTES, ge=0, le=10_080)
     # How much of that context's vector a memory's stored vector takes (0: none; a change
     # re-embeds, as the model key says).

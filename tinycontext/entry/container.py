@@ -100,11 +100,13 @@ def open_store(config: TinyContextConfig) -> Store:
         from tinycontext.adapters.sqlite.store import SqliteStore
 
         return SqliteStore(config.memory_db_path, key=sqlite_key(config),
-                           probe_share=config.dense_probe_share)
+                           probe_share=config.dense_probe_share,
+                           keyword_context_weight=config.recall_keyword_context_weight)
     sqlite_key_material(config)  # a key with PostgreSQL is refused, never silently unused
     from tinycontext.adapters.postgres.store import PostgresStore
 
-    return PostgresStore(config.store_url)
+    return PostgresStore(config.store_url,
+                         keyword_context_weight=config.recall_keyword_context_weight)
 
 
 def _opened(config: TinyContextConfig) -> Iterator[Store]:

@@ -59,7 +59,9 @@ def open_tenants(
         pool = SharedPgPool(config.store_url)  # one per process; nothing connects yet
 
         def open_tenant(key: str) -> MemoryService:
-            return parts.tenant_service(PostgresStore(pool, tenant=key), config)
+            store = PostgresStore(pool, tenant=key,
+                                  keyword_context_weight=config.recall_keyword_context_weight)
+            return parts.tenant_service(store, config)
 
         return PgTenantStores(pool, settings.tenant_secret, open_tenant,
                               settings.max_open_stores, parts.warm)
@@ -77,7 +79,8 @@ def open_tenants(
     def open_file(path: Path) -> MemoryService:
         tenant_config = config.model_copy(update={"memory_db_path": str(path)})
         key = None if material is None else tenant_store_key(material, path.stem)
-        store = SqliteStore(path, key=key, probe_share=config.dense_probe_share)
+        store = SqliteStore(path, key=key, probe_share=config.dense_probe_share,
+                            keyword_context_weight=config.recall_keyword_context_weight)
         return parts.tenant_service(store, tenant_config)
 
     return TenantStores(settings.store_dir, settings.tenant_secret, open_file,

@@ -30,7 +30,10 @@ from tinycontext.testing.matching import cosine, desc, matches_all, phrase_count
 class InMemoryStore(Store):
     """A list of rows with a small BM25 of its own; thread-safe through one lock."""
 
-    def __init__(self) -> None:
+    def __init__(self, keyword_context_weight: float = KEYWORD_CONTEXT_WEIGHT) -> None:
+        """`keyword_context_weight`: the BM25 weight of a memory's save-time context
+        against its own words in `keyword_search` (the real stores take it too)."""
+        self._context_weight = keyword_context_weight
         self._rows: dict[str, tuple[int, Memory, Vector | None]] = {}
         self._sessions: set[str] = set()
         self._seq = 0
@@ -106,7 +109,7 @@ class InMemoryStore(Store):
             context = self._bm25(stemmed, docs, field=lambda m: stemmed_terms(
                 self._context.get(m.id, ("", ""))[1]).split())
             for mid, value in context.items():
-                scores[mid] = scores.get(mid, 0.0) + KEYWORD_CONTEXT_WEIGHT * value
+                scores[mid] = scores.get(mid, 0.0) + self._context_weight * value
             by_id = {m.id: m for m in docs}
             ordered = sorted(
                 scores.items(), key=lambda kv: (-kv[1], desc(by_id[kv[0]].created_at), kv[0])
