@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks._common import Progress
-from benchmarks._million_build import bulk_service, combined_vectors, real_documents
+from benchmarks._million_build import combined_vectors, load_pristine, real_documents
 
 BATCH = 5000
 MINUTE = 60
@@ -57,7 +57,7 @@ def tags_of(n: int) -> tuple[str, ...]:
 def build(args: argparse.Namespace, progress: Progress, embedder: Any, texts: Any) -> None:
     import numpy as np
 
-    from tinycontext.testing.bulk import bulk_id, bulk_load, prepared
+    from tinycontext.testing.bulk import bulk_id, prepared
 
     folder = args.store_dir
     rows = plan(args.size, args.versioned, args.seed)
@@ -90,13 +90,7 @@ def build(args: argparse.Namespace, progress: Progress, embedder: Any, texts: An
                 ))
             yield items
 
-    service = bulk_service(folder / "pristine.db", args, embedder)
-    try:
-        loaded = bulk_load(service.store, batches(), key,
-                           lambda line: progress.tick(f"{total:,} rows: {line}"))
-    finally:
-        service.close()
-    load_s = loaded.load_s
+    load_s = load_pristine(args, embedder, batches(), key, progress, f"{total:,} rows").load_s
     (folder / "build.json").write_text(json.dumps({
         "size": args.size, "rows": total, "versioned": args.versioned,
         "real_texts": args.real_texts, "noise": args.noise, "seed": args.seed,

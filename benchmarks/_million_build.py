@@ -75,17 +75,23 @@ def real_documents(args: argparse.Namespace, folder: Path, embedder: Any, texts:
     return key, tokenizer, first, made
 
 
-def bulk_service(path: Path, args: argparse.Namespace, embedder: Any) -> Any:
-    """The service over the store at `path` whose store a bulk load writes (no background
-    upkeep: the load runs it to completion itself)."""
-    return make_service(path, args.model, embedder=embedder, background=False,
-                        **settings(args))
+def load_pristine(args: argparse.Namespace, embedder: Any, batches: Any, key: str,
+                  progress: Progress, label: str) -> Any:
+    """The batches bulk-loaded into --store-dir's pristine.db through the store of a service
+    over it (no background upkeep: the load runs it to completion itself)."""
+    from tinycontext.testing.bulk import bulk_load
+
+    service = make_service(args.store_dir / "pristine.db", args.model, embedder=embedder,
+                           background=False, **settings(args))
+    try:
+        return bulk_load(service.store, batches, key,
+                         lambda line: progress.tick(f"{label}: {line}"))
+    finally:
+        service.close()
 
 
 def build(args: argparse.Namespace, progress: Progress, embedder: Any, texts: Any) -> None:
     import numpy as np
-
-    from tinycontext.testing.bulk import bulk_load
 
     folder = args.store_dir
     free = shutil.disk_usage(folder).free
@@ -110,12 +116,7 @@ def build(args: argparse.Namespace, progress: Progress, embedder: Any, texts: An
                     for i in range(done, done + n)]
             yield stored_items(chunk, matrix[done : done + n], bits, done, key, tokenizer)
 
-    service = bulk_service(folder / "pristine.db", args, embedder)
-    try:
-        loaded = bulk_load(service.store, batches(), key,
-                           lambda line: progress.tick(f"{args.size:,} memories: {line}"))
-    finally:
-        service.close()
+    loaded = load_pristine(args, embedder, batches(), key, progress, f"{args.size:,} memories")
     (folder / "build.json").write_text(json.dumps({
         "size": args.size, "real_texts": args.real_texts, "noise": args.noise,
         "seed": args.seed, "model_key": key, "load_s": loaded.load_s,
