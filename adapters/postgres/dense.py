@@ -9,12 +9,12 @@ import time
 from dataclasses import replace
 from typing import Any
 
-from tinycontext.domain.labels import MemoryFilter
 from tinycontext.ports.embedder import Vector
 from tinycontext.ports.store import Scope, Scored
 
+from .as_of import as_of_nearest
 from .connection import PgPool
-from .filtering import filter_sql, where_sql
+from .filtering import where_sql
 from .rows import COLUMNS, MEMORIES, WIDTH, memory_from_row, scope_sql, vector_text
 from .schema import SCHEMA, build_tenant_index, dense_index_name, tenant_index_state
 
@@ -159,7 +159,8 @@ class PgDenseRetrieval:
         if limit < 1 or dims < 1:
             return []
         if scope.filters is not None and scope.filters.as_of is not None:
-            return self._as_of(vector, model_key, scope, scope.filters, limit, indexed)
+            return as_of_nearest(self._pool, vector, model_key, scope, scope.filters, limit,
+                                 indexed)
         where, params = scope_sql(scope)
         text = vector_text(vector)
         # A filter's conditions join the scope's: the index path below filters after its
@@ -215,34 +216,6 @@ class PgDenseRetrieval:
             [text, *base, limit],
         )
         return [Scored(memory_from_row(r), float(r[WIDTH])) for r in rows]
-
-    def _as_of(self, vector: Vector, model_key: str, scope: Scope, filters: MemoryFilter,
-               limit: int, indexed: bool) -> list[Scored]:
-        """The versions live at `as_of` are the current ones made by then, which the live
-        HNSW index serves as a time window, and the replaced ones live then, a small share
-        of the replaced versions found through their supersede-time index and searched
-        exactly. One exact search over every version would read the whole history."""
-        as_of = str(filters.as_of)
-        until = as_of if filters.until is None else min(filters.until, as_of)
-        live = self.nearest(vector, model_key, replace(
-            scope, filters=replace(filters, as_of=None, until=until)), limit, indexed)
-        dims = len(vector) // 4
-        where, params = scope_sql(scope)
-        more, more_params = filter_sql(filters, self._pool.tenant)
-        rows = self._pool.read(
-            f"SELECT {COLUMNS}, 1 - (m.embedding <=> %s::vector) AS similarity "
-            f"FROM {MEMORIES} m WHERE m.tenant = %s AND m.superseded_by IS NOT NULL "
-            f"AND m.superseded_at > %s AND m.created_at <= %s AND m.dims = {dims}"
-            f"{more}{where} AND m.embedding_model = %s "
-            "ORDER BY similarity DESC, m.created_at DESC, m.id LIMIT %s",
-            [vector_text(vector), self._pool.tenant, as_of, as_of, *more_params, *params,
-             model_key, limit],
-        )
-        replaced = [Scored(memory_from_row(r), float(r[WIDTH])) for r in rows]
-        both = sorted(live + replaced, key=lambda s: s.memory.id)
-        both.sort(key=lambda s: s.memory.created_at, reverse=True)
-        both.sort(key=lambda s: s.score, reverse=True)
-        return both[:limit]
 
     @staticmethod
     def _ef_steps(limit: int, per_result: float) -> list[int]:

@@ -30,6 +30,7 @@ HNSW_MAX_DIMS = 2000  # pgvector's limit for an HNSW index on `vector`
 # insert-by-insert build (levels are random: builds differ). Inserts cost about twice as
 # much. Existing indexes keep their options until rebuilt.
 HNSW_OPTIONS = "m = 16, ef_construction = 512"
+REPLACED_INDEX_WORK_MEM = "512MB"
 
 _TENANT_MATCHES = f"tenant = current_setting('{TENANT_SETTING}', true)"
 
@@ -133,12 +134,16 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
         f"""CREATE INDEX memories_replaced_until ON {SCHEMA}.memories
             (tenant, superseded_at, created_at) WHERE superseded_by IS NOT NULL""",
     ),
+    # Version 4: an HNSW index over the replaced versions of each dimension that has a live
+    # one (add_replaced_indexes below), so "as of" searches them approximately too.
+    (),
 )
 
 SCHEMA_VERSION = len(MIGRATIONS)
 # Python steps run after a version's statements, in the same transaction.
 DATA_STEPS = {2: lambda conn: backfill_context_and_recall(conn, SCHEMA, TENANT_SETTING),
-              3: lambda conn: backfill_supersede_times(conn, SCHEMA, TENANT_SETTING)}
+              3: lambda conn: backfill_supersede_times(conn, SCHEMA, TENANT_SETTING),
+              4: lambda conn: add_replaced_indexes(conn)}
 
 
 def _version(conn: Any) -> int:
@@ -213,8 +218,41 @@ def dense_index_name(dims: int) -> str:
     return f"memories_hnsw_{int(dims)}"
 
 
+def replaced_index_name(dims: int) -> str:
+    return f"memories_replaced_hnsw_{int(dims)}"
+
+
+def _replaced_index_sql(dims: int) -> str:
+    """The replaced versions' HNSW index for one dimension: "as of" a moment searches it with
+    the supersede-time window as a filter. Only an update inserts into it (the old version
+    leaves the live index and enters this one)."""
+    return (
+        f"CREATE INDEX IF NOT EXISTS {replaced_index_name(dims)} ON {SCHEMA}.memories "
+        f"USING hnsw ((embedding::vector({dims})) vector_cosine_ops) WITH ({HNSW_OPTIONS}) "
+        f"WHERE dims = {dims} AND superseded_by IS NOT NULL"
+    )
+
+
+def add_replaced_indexes(conn: Any) -> None:
+    """Schema version 4 on an existing store: the replaced versions' index of each dimension
+    that has a live index, built inside the migration's transaction."""
+    import re
+
+    found = conn.execute(
+        "SELECT indexname FROM pg_indexes WHERE schemaname = %s AND indexname LIKE %s",
+        (SCHEMA, "memories\\_hnsw\\_%"),
+    ).fetchall()
+    dims = sorted({int(m.group(1)) for (name,) in found
+                   if (m := re.fullmatch(r"memories_hnsw_(\d+)", name))})
+    if dims:  # the graph of a large history is built in memory
+        conn.execute(f"SET LOCAL maintenance_work_mem = '{REPLACED_INDEX_WORK_MEM}'")
+    for d in dims:
+        conn.execute(_replaced_index_sql(d))
+
+
 def ensure_dense_index(conn: Any, dims: int) -> bool:
-    """Create the HNSW cosine index for one dimension if missing; False when none can exist.
+    """Create the HNSW cosine indexes (live and replaced versions) for one dimension if
+    missing; False when none can exist.
 
     Called outside any write transaction: the first vector of a dimension builds an index
     over (almost) no rows, and a transaction-level advisory lock keeps replicas from racing.
@@ -229,6 +267,7 @@ def ensure_dense_index(conn: Any, dims: int) -> bool:
             f"USING hnsw ((embedding::vector({dims})) vector_cosine_ops) WITH ({HNSW_OPTIONS}) "
             f"WHERE dims = {dims} AND superseded_by IS NULL"
         )
+        conn.execute(_replaced_index_sql(dims))
     return True
 
 
