@@ -12,7 +12,7 @@ from typing import Any
 from tinycontext.ports.embedder import Vector
 from tinycontext.ports.store import Scope, Scored
 
-from .as_of import as_of_nearest
+from .as_of import TimeSample, as_of_nearest, time_sample
 from .connection import PgPool
 from .filtering import where_sql
 from .rows import COLUMNS, MEMORIES, WIDTH, memory_from_row, scope_sql, vector_text
@@ -36,6 +36,7 @@ EF_PER_RESULT = 2.5
 # in clearly less time; the HNSW walk was most of a large tenant's recall.
 TENANT_EF_PER_RESULT = 1.5
 COUNT_TTL_SECONDS = 30.0
+SAMPLE_TTL_SECONDS = 300.0
 MAX_COUNTS = 256  # cached counts per tenant store (scopes include session ids: bounded)
 # Many tenants in one table: a tenant's share of the table-wide index is small, and an index
 # that filters after its search returns about ef_search x share of its rows (pgvector 0.6 has
@@ -65,6 +66,7 @@ class PgDenseRetrieval:
         # Recalls of one store run on several threads at once: the eviction below (oldest
         # first, by iteration) must not race another thread's insert.
         self._counts_lock = threading.Lock()
+        self._samples: dict[tuple[str, int], tuple[float, TimeSample | None]] = {}
 
     # -- shared ----------------------------------------------------------------------------
     def _cached(self, key: Any, count: Any, ttl: float = COUNT_TTL_SECONDS) -> int:
@@ -117,6 +119,17 @@ class PgDenseRetrieval:
         self.forget_counts(("own_index", dims))
         return built
 
+    def _time_sample(self, model_key: str, dims: int) -> TimeSample | None:
+        """The tenant's version times sampled for "as of" (cached like the counts, longer:
+        it sizes probes, it does not decide what is found)."""
+        now = time.monotonic()
+        hit = self._samples.get((model_key, dims))
+        if hit is not None and now - hit[0] < SAMPLE_TTL_SECONDS:
+            return hit[1]
+        sample = time_sample(self._pool, self._table_rows(), model_key, dims)
+        self._samples[(model_key, dims)] = (now, sample)  # one entry per model and dimension
+        return sample
+
     def has_table_index(self, dims: int) -> bool:
         """Whether the table-wide HNSW index for `dims` exists; an answer of no is cached
         like the counts (it was a catalog query on every search of a store without one)."""
@@ -159,8 +172,9 @@ class PgDenseRetrieval:
         if limit < 1 or dims < 1:
             return []
         if scope.filters is not None and scope.filters.as_of is not None:
+            sample = self._time_sample(model_key, dims) if indexed else None
             return as_of_nearest(self._pool, vector, model_key, scope, scope.filters, limit,
-                                 indexed)
+                                 sample, indexed)
         where, params = scope_sql(scope)
         text = vector_text(vector)
         # A filter's conditions join the scope's: the index path below filters after its

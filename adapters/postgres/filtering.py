@@ -31,9 +31,11 @@ def lifecycle_sql(filters: MemoryFilter | None, alias: str = "m") -> tuple[str, 
     """The live versions, or with `as_of` those live then."""
     if filters is None or filters.as_of is None:
         return f" AND {alias}.superseded_by IS NULL", []
+    # The second arm names its rows as replaced: each arm then matches a partial index
+    # (the live or the replaced versions' scope index) and the planner can join both.
     return (
         f" AND {alias}.created_at <= %s AND ({alias}.superseded_by IS NULL "
-        f"OR {alias}.superseded_at > %s)",
+        f"OR ({alias}.superseded_by IS NOT NULL AND {alias}.superseded_at > %s))",
         [filters.as_of, filters.as_of],
     )
 

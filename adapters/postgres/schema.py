@@ -134,9 +134,14 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
         f"""CREATE INDEX memories_replaced_until ON {SCHEMA}.memories
             (tenant, superseded_at, created_at) WHERE superseded_by IS NOT NULL""",
     ),
-    # Version 4: an HNSW index over the replaced versions of each dimension that has a live
-    # one (add_replaced_indexes below), so "as of" searches them approximately too.
-    (),
+    (
+        # "As of" lists (the profile as it was then, a list as of a moment) find replaced
+        # versions by scope as the live ones are found. Then an HNSW index over the replaced
+        # versions of each dimension that has a live one (add_replaced_indexes, below), so
+        # "as of" recall searches them approximately too.
+        f"""CREATE INDEX memories_replaced_scope ON {SCHEMA}.memories
+            (tenant, kind, session_id, created_at) WHERE superseded_by IS NOT NULL""",
+    ),
 )
 
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from tinycontext.domain import listing
 from tinycontext.domain.dates import dated_ids
 from tinycontext.domain.errors import StoreError, StoreReadOnlyError
@@ -228,9 +230,9 @@ def profile_pool(
     (with `as_of`, the profile as it was then)."""
     if core.config.profile_max_tokens == 0:
         return ()  # profiles switched off: no store read on every recall
-    query = listing.build_list_query(
+    query = replace(listing.build_list_query(
         None, PROFILE, None, None, PROFILE_POOL_LIMIT, 0, "recent", None
-    )
+    ), count=False)  # the total is never shown: not counted on every recall
     if as_of is not None:
         query = listing.with_filter(query, MemoryFilter(as_of=as_of))
     profiles = [s.memory for s in core.store.browse(query).memories]
