@@ -281,6 +281,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                 progress(f"{size:,} {name}: recall p95 {row[name]['recall_ms']['p95']:.1f} ms, "
                          f"dense recall@10 {row[name]['dense_recall_at_10_vs_exact']:.3f}")
             results["checkpoints"].append(row)
+        results["store_supersede_per_s"] = supersedes(stores, stored, write_count, texts, matrix,
+                                                      key, tokenizer)
         for service in services.values():
             service.close()
         results["postgres_bytes"] = _database_bytes(app_url)
@@ -288,6 +290,28 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         if server is not None:
             server.cleanup()
     return results
+
+
+def supersedes(stores: dict[str, Any], stored: int, count: int, texts: list[str], matrix: Any,
+               key: str, tokenizer: Any) -> dict[str, float]:
+    """Updates at the store, after the last checkpoint (the recall checks expect no replaced
+    versions): `count` of the bulk-loaded memories each get a new version, pre-embedded (a
+    vector of another memory), one at a time. The old version leaves the live HNSW index;
+    on PostgreSQL it enters the replaced versions' one."""
+    from dataclasses import replace
+
+    rates = {}
+    chosen = list(range(0, stored, max(1, stored // count)))[:count]
+    for name, store in stores.items():
+        started = time.perf_counter()
+        for n in chosen:
+            [new] = memories([texts[n] + " (revised)"], matrix[[(n + 1) % stored]],
+                             20_000_000 + n, key, tokenizer)
+            old = str(uuid.UUID(int=n + 1, version=4))
+            new = replace(new, memory=replace(new.memory, supersedes=old))
+            store.supersede(old, new, new.memory.created_at)
+        rates[name] = len(chosen) / (time.perf_counter() - started)
+    return rates
 
 
 def _database_bytes(url: str) -> dict[str, int]:
@@ -327,6 +351,10 @@ def report(results: dict[str, Any], args: argparse.Namespace) -> None:
                           c["keyword_ms"]["p95"], c["service_write_per_s"],
                           c["store_add_per_s"], c["bulk_load_per_s"]])
     print_table(headers, table, "Latency, fidelity and writes (writes: batches of 32)")
+    print_table(["store", "supersedes/s (one update at a time, at the store)"],
+                [[name, rate] for name, rate in results["store_supersede_per_s"].items()],
+                f"Updates after the last checkpoint ({results['checkpoints'][-1]['size']:,} "
+                "memories)")
     stored = results["checkpoints"][-1]["postgres"]["memories"]
     sizes = [[name, value / 2**20, value / stored] for name, value in
              results["postgres_bytes"].items()]

@@ -113,7 +113,8 @@ def test_one_hnsw_index_per_dimension(pg_database: str) -> None:
     with admin(pg_database) as conn:
         names = {r[0] for r in conn.execute(
             "SELECT indexname FROM pg_indexes WHERE indexdef LIKE '%USING hnsw%'")}
-    assert names == {"memories_hnsw_64", "memories_hnsw_12"}
+    assert names == {"memories_hnsw_64", "memories_hnsw_12",  # live and replaced versions
+                     "memories_replaced_hnsw_64", "memories_replaced_hnsw_12"}
     assert [h.memory.id for h in store.nearest(vec("red green"), KEY, EPI, 5)] == [mid(1)]
     assert [h.memory.id for h in store.nearest(vec("red green", odd), "odd", EPI, 5)] == [mid(2)]
     store.close()
@@ -366,6 +367,8 @@ def test_upgrade_to_v2_backfills_stems_and_context_per_tenant(pg_database: str) 
         conn.execute("ALTER TABLE tinycontext.memories DROP COLUMN context_id, "
                      "DROP COLUMN token_bits")
         conn.execute("ALTER TABLE tinycontext.memory_terms DROP COLUMN recall")
+        conn.execute("DROP INDEX tinycontext.memories_replaced_scope")  # what version 4 added
+        conn.execute("DROP INDEX tinycontext.memories_replaced_hnsw_64")
         conn.execute("DROP TABLE tinycontext.memory_labels")  # and what version 3 added
         conn.execute("DROP INDEX tinycontext.memories_replaced_until")
         conn.execute("ALTER TABLE tinycontext.memories DROP COLUMN tags, DROP COLUMN metadata")
@@ -393,6 +396,8 @@ def test_upgrade_to_v3_adds_tags_and_supersede_times(pg_database: str) -> None:
                                     supersedes=mid(1))), "2026-02-01T08:00:00Z")
     store.close()
     with admin(pg_database) as conn:  # back to what schema version 2 wrote
+        conn.execute("DROP INDEX tinycontext.memories_replaced_scope")  # (version 4's)
+        conn.execute("DROP INDEX tinycontext.memories_replaced_hnsw_64")
         conn.execute("DROP TABLE tinycontext.memory_labels")
         conn.execute("DROP INDEX tinycontext.memories_replaced_until")
         conn.execute("ALTER TABLE tinycontext.memories DROP COLUMN tags, DROP COLUMN metadata")
