@@ -44,13 +44,16 @@ class TimeSample:
 
     live: list[str]
     replaced: list[tuple[str, str]]
+    others: float  # rows of the whole table per row of the tenant (1: a table of its own)
 
-    def probes(self, as_of: str, limit: int) -> tuple[int, int]:
-        """First probe's ef_search of the live and the replaced part (0: search exactly)."""
+    def probes(self, as_of: str, limit: int, own_index: bool) -> tuple[int, int]:
+        """First probe's ef_search of the live and the replaced part (0: search exactly).
+        The replaced versions' index is table-wide; the live one is too unless the tenant
+        has its own (`own_index`)."""
         live = bisect_right(self.live, as_of)
         replaced = sum(1 for made, gone in self.replaced if made <= as_of < gone)
 
-        def ef(indexed: int, passing: int) -> int:
+        def ef(indexed: float, passing: int) -> int:
             if passing == 0:
                 return 0  # (almost) none of the part is live then: exact is cheap
             # A part with few rows in the answer needs a few more: the depth of a handful
@@ -60,7 +63,8 @@ class TimeSample:
             return 0 if wanted > 2 * EF_SEARCH_MAX else min(EF_SEARCH_MAX,
                                                             max(EF_SEARCH_MIN, wanted))
 
-        return ef(len(self.live), live), ef(len(self.replaced), replaced)
+        return (ef(len(self.live) * (1.0 if own_index else self.others), live),
+                ef(len(self.replaced) * self.others, replaced))
 
 
 def time_sample(pool: PgPool, table_rows: int, model_key: str, dims: int) -> TimeSample | None:
@@ -76,7 +80,8 @@ def time_sample(pool: PgPool, table_rows: int, model_key: str, dims: int) -> Tim
     if len(rows) < MIN_SAMPLE:
         return None
     return TimeSample(sorted(str(r[0]) for r in rows if r[2]),
-                      [(str(r[0]), str(r[1])) for r in rows if not r[2] and r[1] is not None])
+                      [(str(r[0]), str(r[1])) for r in rows if not r[2] and r[1] is not None],
+                      max(1.0, table_rows * share / 100.0 / len(rows)))
 
 
 class _Part:
@@ -94,7 +99,7 @@ class _Part:
 
 def as_of_nearest(pool: PgPool, vector: bytes, model_key: str, scope: Scope,
                   filters: MemoryFilter, limit: int, sample: TimeSample | None,
-                  indexed: bool) -> list[Scored]:
+                  indexed: bool, own_index: bool = False) -> list[Scored]:
     """The best `limit` versions live at `filters.as_of` that pass the rest of the filter."""
     as_of = str(filters.as_of)
     dims = len(vector) // 4
@@ -110,7 +115,7 @@ def as_of_nearest(pool: PgPool, vector: bytes, model_key: str, scope: Scope,
     elif sample is None:
         first = (min(EF_SEARCH_MAX, max(limit, int(EF_PER_RESULT * limit))),) * 2
     else:
-        first = sample.probes(as_of, limit)
+        first = sample.probes(as_of, limit, own_index)
     parts = [_Part(_LIVE + tail, tail_params, first[0]),
              _Part(_REPLACED + tail, [as_of, *tail_params], first[1])]
     text = vector_text(vector)

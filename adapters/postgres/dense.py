@@ -173,8 +173,9 @@ class PgDenseRetrieval:
             return []
         if scope.filters is not None and scope.filters.as_of is not None:
             sample = self._time_sample(model_key, dims) if indexed else None
+            own = sample is not None and sample.others > 1.0 and self.has_own_index(dims)
             return as_of_nearest(self._pool, vector, model_key, scope, scope.filters, limit,
-                                 sample, indexed)
+                                 sample, indexed, own)
         where, params = scope_sql(scope)
         text = vector_text(vector)
         # A filter's conditions join the scope's: the index path below filters after its
