@@ -23,14 +23,16 @@ def test_a_late_moment_needs_about_the_pool_over_the_share_live_then() -> None:
 
 def test_an_early_moment_probes_wider_and_a_part_with_nothing_then_goes_exact() -> None:
     live, replaced = SAMPLE.probes(t(250), 200, own_index=False)
-    assert live == replaced == EF_SEARCH_MAX  # ~250 live + 50 replaced: the widest probes
+    assert live == EF_SEARCH_MAX  # ~250 live + 50 replaced: the widest live probe
+    assert 500 < replaced < EF_SEARCH_MAX  # the replaced index is half as large
     assert SAMPLE.probes(t(1200), 200, own_index=False)[1] == 0  # nothing replaced live then
     assert SAMPLE.probes(t(999), 5, own_index=False)[0] >= EF_SEARCH_MIN
 
 
 def test_hopeless_probes_are_skipped_and_other_tenants_rows_count() -> None:
-    # ~100 live + 50 replaced: far deeper than the widest probe reaches, so exact at once.
-    assert SAMPLE.probes(t(100), 200, own_index=False) == (0, 0)
+    # ~100 live + 50 replaced: far deeper into the live index than the widest probe
+    # reaches, so exact at once; the smaller replaced index is probed at its widest.
+    assert SAMPLE.probes(t(100), 200, own_index=False) == (0, EF_SEARCH_MAX)
     shared = TimeSample(SAMPLE.live, SAMPLE.replaced, others=2.0)
     alone = SAMPLE.probes(t(999), 200, own_index=False)
     assert shared.probes(t(999), 200, own_index=False)[0] > alone[0]
