@@ -173,7 +173,8 @@ class PgDenseRetrieval:
             return []
         if scope.filters is not None and scope.filters.as_of is not None:
             sample = self._time_sample(model_key, dims) if indexed else None
-            own = sample is not None and sample.others > 1.0 and self.has_own_index(dims)
+            # A tenant gets its own index only when it is under half of the table.
+            own = sample is not None and sample.others >= 2.0 and self.has_own_index(dims)
             return as_of_nearest(self._pool, vector, model_key, scope, scope.filters, limit,
                                  sample, indexed, own)
         where, params = scope_sql(scope)
