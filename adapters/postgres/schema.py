@@ -30,6 +30,10 @@ HNSW_MAX_DIMS = 2000  # pgvector's limit for an HNSW index on `vector`
 # insert-by-insert build (levels are random: builds differ). Inserts cost about twice as
 # much. Existing indexes keep their options until rebuilt.
 HNSW_OPTIONS = "m = 16, ef_construction = 512"
+# The replaced versions' graph is built with pgvector's default ef_construction: every update
+# inserts into it, and at 512 an update cost about a third more. It serves only the replaced
+# part of an "as of" answer.
+REPLACED_HNSW_OPTIONS = "m = 16, ef_construction = 64"
 REPLACED_INDEX_WORK_MEM = "512MB"
 
 _TENANT_MATCHES = f"tenant = current_setting('{TENANT_SETTING}', true)"
@@ -233,8 +237,8 @@ def _replaced_index_sql(dims: int) -> str:
     leaves the live index and enters this one)."""
     return (
         f"CREATE INDEX IF NOT EXISTS {replaced_index_name(dims)} ON {SCHEMA}.memories "
-        f"USING hnsw ((embedding::vector({dims})) vector_cosine_ops) WITH ({HNSW_OPTIONS}) "
-        f"WHERE dims = {dims} AND superseded_by IS NOT NULL"
+        f"USING hnsw ((embedding::vector({dims})) vector_cosine_ops) "
+        f"WITH ({REPLACED_HNSW_OPTIONS}) WHERE dims = {dims} AND superseded_by IS NOT NULL"
     )
 
 
