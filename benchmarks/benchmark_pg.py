@@ -8,6 +8,9 @@ same texts and vectors. At each checkpoint, for each store:
   - the keyword retriever alone (p50/p95);
   - write throughput: batches of 32 saved through the service (real embedding and dedup
     included), and the store's own insert rate for pre-embedded batches of 32.
+After the last checkpoint, updates: as many bulk-loaded memories as a checkpoint saves through
+the service each get a new version at the store, one at a time (supersedes per second; on
+PostgreSQL the old version moves from the live HNSW index to the replaced versions' one).
 
 Stored vectors are made by the real model (about 12 minutes for 200,000 texts on two cores;
 --vector-cache keeps them for the next run). --real-vectors N embeds only the first N and
