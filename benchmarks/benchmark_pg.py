@@ -303,6 +303,8 @@ def supersedes(stores: dict[str, Any], stored: int, count: int, texts: list[str]
     on PostgreSQL it enters the replaced versions' one."""
     from dataclasses import replace
 
+    from tinycontext.testing.bulk import bulk_id
+
     rates = {}
     chosen = list(range(0, stored, max(1, stored // count)))[:count]
     for name, store in stores.items():
@@ -310,7 +312,7 @@ def supersedes(stores: dict[str, Any], stored: int, count: int, texts: list[str]
         for n in chosen:
             [new] = memories([texts[n] + " (revised)"], matrix[[(n + 1) % stored]],
                              20_000_000 + n, key, tokenizer)
-            old = str(uuid.UUID(int=n + 1, version=4))
+            old = bulk_id(n)
             new = replace(new, memory=replace(new.memory, supersedes=old))
             store.supersede(old, new, new.memory.created_at)
         rates[name] = len(chosen) / (time.perf_counter() - started)
