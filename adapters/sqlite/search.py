@@ -30,6 +30,8 @@ def recall_bm25(context_weight: float = KEYWORD_CONTEXT_WEIGHT) -> str:
 MIN_POSTINGS = 3000
 POSTINGS_PER_RESULT = 10
 RAREST_WORD_CAP = 4
+# Words whose document frequencies a thread keeps between writes (a bound on its memory).
+COUNTED_WORDS = 20_000
 # A filter letting through at least this share of the memories is searched as the whole
 # store is (best matches first, then their rows); a narrower one lets its rows drive.
 BROAD = 0.2
@@ -94,29 +96,35 @@ class Retrieval(DenseRetrieval):
     def _frequencies(self, groups: Sequence[Sequence[str]]) -> dict[str, int]:
         """Memories holding each (folded) word of the groups, in any column; {} for none.
 
-        Recall asks twice for the same words (keyword_search, then keyword_ideal, on one
-        thread), and fts5vocab counts them by reading every posting of each word (~0.3 ms at
-        20,000 memories): the thread's last answer is reused while the store is unchanged,
-        i.e. on the same connection with the same data_version (no commit by another
-        connection) and total_changes (none by this one)."""
-        tokens = tuple(sorted({fold(t) for g in groups for t in g}))
+        fts5vocab counts a word by reading every posting of it, so a common word costs more
+        the larger the store, and recall asks about many of the same words again (the
+        keyword query, its ideal score, the feedback pass's candidate words and its second
+        query, then the next recall's). Each thread keeps the counts it has read while the
+        store is unchanged, i.e. on the same connection with the same data_version (no
+        commit by another connection) and total_changes (none by this one), and asks only
+        for the words it has not counted yet; any write starts the counts afresh."""
+        tokens = sorted({fold(t) for g in groups for t in g})
         if not tokens:
             return {}
         with self._pool.lease() as conn:
             version = conn.execute("PRAGMA data_version").fetchone()[0]
-            state = (conn, version, conn.total_changes, tokens)
-            recent: tuple[Any, dict[str, int]] | None = getattr(self._recent, "df", None)
-            if recent is not None and recent[0] == state:
-                return recent[1]
-            df = {t: 0 for t in tokens}
-            marks = ",".join("?" * len(tokens))
-            df.update(self._pool.read(
-                f"SELECT term, doc FROM temp.memory_vocab WHERE term IN ({marks})", tokens
-            ))
-        # One entry per thread, replaced on every call (it holds the connection only to
-        # compare it: the pool closes connections, this never uses it).
-        self._recent.df = (state, df)
-        return df
+            state = (conn, version, conn.total_changes)
+            known: tuple[Any, dict[str, int]] | None = getattr(self._recent, "df", None)
+            counts = known[1] if known is not None and known[0] == state else {}
+            missing = [t for t in tokens if t not in counts]
+            if missing:
+                if len(counts) + len(missing) > COUNTED_WORDS:
+                    counts = {}
+                    missing = tokens
+                counts.update({t: 0 for t in missing})
+                marks = ",".join("?" * len(missing))
+                counts.update(self._pool.read(
+                    f"SELECT term, doc FROM temp.memory_vocab WHERE term IN ({marks})", missing
+                ))
+        # One entry per thread (it holds the connection only to compare it: the pool closes
+        # connections, this never uses it).
+        self._recent.df = (state, counts)
+        return {t: counts[t] for t in tokens}
 
     def _rows(self) -> int:
         # FTS5 keeps the row count in its averages record (a varint first): no count(*).
