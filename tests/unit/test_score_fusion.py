@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import pytest
 
-from tinycontext.domain import recall
 from tinycontext.domain.recall import (
     HIGH,
     LOW,
@@ -19,12 +18,9 @@ from tinycontext.domain.recall import (
 TS = "2026-07-31T10:15:00Z"
 
 
-@pytest.fixture(autouse=True)
-def _no_dense_lead(monkeypatch: pytest.MonkeyPatch) -> None:
-    # These pin the fusion formula itself; the dense-lead bonus has its own tests
-    # (tests/unit/test_dense_lead.py).
-    monkeypatch.setattr(recall, "DENSE_LEAD_WEIGHT", 0.0)
-W = FusionWeights(method=SCORE, keyword=0.35)
+# These pin the fusion formula itself, without the dense-lead bonus; that bonus has its own
+# tests (tests/unit/test_dense_lead.py).
+W = FusionWeights(method=SCORE, keyword=0.35, dense_lead=0.0)
 
 
 def cand(mid: str, bm25: float | None, dense: float | None, created_at: str = TS,
@@ -74,8 +70,10 @@ def test_missing_dense_takes_the_pools_lowest_cosine():
 
 def test_keyword_weight_zero_is_dense_order_and_one_is_bm25_order():
     pool = [cand("a", 9.0, 0.1), cand("b", 1.0, 0.9)]
-    assert [r.memory_id for r in rank(pool, FusionWeights(method=SCORE, keyword=0.0))] == ["b", "a"]
-    assert [r.memory_id for r in rank(pool, FusionWeights(method=SCORE, keyword=1.0))] == ["a", "b"]
+    dense_only = FusionWeights(method=SCORE, keyword=0.0, dense_lead=0.0)
+    bm25_only = FusionWeights(method=SCORE, keyword=1.0, dense_lead=0.0)
+    assert [r.memory_id for r in rank(pool, dense_only)] == ["b", "a"]
+    assert [r.memory_id for r in rank(pool, bm25_only)] == ["a", "b"]
 
 
 def test_nothing_positive_scores_zero():
@@ -84,7 +82,7 @@ def test_nothing_positive_scores_zero():
 
 
 def test_access_rank_adds_its_weighted_share():
-    weights = FusionWeights(method=SCORE, keyword=0.5, access=0.1, k=60)
+    weights = FusionWeights(method=SCORE, keyword=0.5, access=0.1, k=60, dense_lead=0.0)
     # a: 0.5*1 + 0.5*0.4 + 0.1*61/61 = 0.8; b: 0.5*0.5 + 0.5*0.6 + 0.1*61/62
     values = score_fusion([cand("a", 2.0, 0.4, access_rank=1), cand("b", 1.0, 0.6, access_rank=2)],
                           weights)
