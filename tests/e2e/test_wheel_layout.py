@@ -16,11 +16,14 @@ REPO = Path(__file__).resolve().parents[2]
 
 def test_wheel_installs_only_the_tinycontext_namespace(tmp_path: Path) -> None:
     dist = tmp_path / "dist"
-    subprocess.run(
+    built = subprocess.run(
         [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q",
          "-w", str(dist), str(REPO)],
-        check=True, capture_output=True, timeout=300,
+        check=True, capture_output=True, text=True, timeout=300,
     )
+    # The README's install prints whatever the build warns: data folders (templates, static,
+    # the tokenizer) must not read as undeclared packages to setuptools.
+    assert "absent from the `packages` configuration" not in built.stderr + built.stdout
     wheel = next(dist.glob("tinysuite_context-*.whl"))
     names = zipfile.ZipFile(wheel).namelist()
     tops = {n.split("/")[0] for n in names if not n.split("/")[0].endswith(".dist-info")}
