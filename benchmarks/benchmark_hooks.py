@@ -1,4 +1,4 @@
-"""Agent hooks: what a prompt hook injects, and how long a hook takes (docs/hooks.md).
+"""Agent hooks: what a prompt hook injects, and how long a hook takes (docs/guides/hooks.md).
 
 Relevance (in process, the hook's own selection code): LoCoMo conversations 1-5 (the tuning
 half) saved turn by turn into one store, as a person's memory would be; each QA question of

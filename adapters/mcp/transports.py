@@ -78,7 +78,7 @@ def http_app(
 
     `json_response` answers each POST with one JSON body instead of an SSE stream (the
     tools send no notifications mid-call, so nothing is lost); `stateless` keeps no session
-    between requests (no GET stream for server notifications). Both: see docs/mcp.md.
+    between requests (no GET stream for server notifications). Both: see docs/reference/mcp.md.
 
     `hosts` lists accepted Host names (DNS-rebinding protection); "auto" = loopback names,
     the bound address and TINYCONTEXT_ALLOWED_HOSTS; None switches the check off.

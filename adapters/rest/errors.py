@@ -1,4 +1,4 @@
-"""Every REST error in one shape: `{"detail": {"code", "message"}}` (docs/rest.md).
+"""Every REST error in one shape: `{"detail": {"code", "message"}}` (docs/reference/rest.md).
 
 FastAPI answers framework-level failures in its own shapes: a list for validation errors, a
 string for an unknown path, a wrong method, or a body it cannot decode (invalid UTF-8, JSON

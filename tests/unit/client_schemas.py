@@ -1,4 +1,4 @@
-"""Each client's documented config schema as a small check (docs/clients.md cites the docs):
+"""Each client's documented config schema as a small check (docs/guides/clients.md cites the docs):
 what a file written by `tinycontext setup` must satisfy for the client to read our server.
 Each check returns the list of problems found (empty: valid)."""
 
@@ -149,7 +149,7 @@ SCHEMAS: dict[str, Callable[[str], list[str]]] = {
     # docs.github.com Copilot CLI add-mcp-servers: type local|stdio (command, args, env, cwd)
     # or http|sse (url, headers); `tools` (names or "*") required
     "copilot": _copilot,
-    # gemini-cli docs/tools/mcp-server.md: command/args/env/cwd, url (SSE) or httpUrl
+    # gemini-cli's tools/mcp-server.md: command/args/env/cwd, url (SSE) or httpUrl
     "gemini": _json_check("mcpServers", {"command", "args", "env", "cwd", "url", "httpUrl",
                                          "headers", "timeout", "trust", "includeTools",
                                          "excludeTools", "description", "oauth"},

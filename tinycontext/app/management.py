@@ -2,7 +2,7 @@
 
 Each view is a plain function over the caller's own MemoryService, so it reads exactly what
 the six operations read; edits and deletes stay with the ordinary tools. The MCP wiring and
-the access rules live in management_mcp. Shapes are documented in docs/hosted.md.
+the access rules live in management_mcp. Shapes are documented in docs/guides/hosted.md.
 """
 
 from __future__ import annotations

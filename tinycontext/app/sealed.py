@@ -1,6 +1,6 @@
 """Encrypted files (exports with `--encrypt`): AES-256-GCM in chunks behind a versioned header.
 
-Format, version 1 (docs/encryption.md):
+Format, version 1 (docs/guides/encryption.md):
 
     header  32 bytes: b"TCSEALED" | version 0x01 | 3 zero bytes | chunk size (uint32, big
             endian) | 16-byte random salt

@@ -2,9 +2,9 @@
 operating system), in which format and under which key, and the entry it expects. Pure: the
 home folder, environment, system and current folder come in as a Place.
 
-Sources (docs/clients.md cites each): Claude Code's MCP and hooks docs, the MCP quickstart for
-Claude Desktop, Cursor's, VS Code's, Codex's (config.md), Gemini CLI's, LM Studio's, Windsurf's
-and Zed's MCP pages."""
+Sources (docs/guides/clients.md cites each): Claude Code's MCP and hooks docs, the MCP
+quickstart for Claude Desktop, Cursor's, VS Code's, Codex's (config.md), Gemini CLI's,
+LM Studio's, Windsurf's and Zed's MCP pages."""
 
 from __future__ import annotations
 

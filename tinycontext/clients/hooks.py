@@ -33,7 +33,7 @@ class HookSet:
 
 
 CLAUDE = HookSet("Claude Code", EVENTS, TIMEOUT_SECONDS)
-# Gemini CLI's hooks reference (docs/hooks/reference.md in google-gemini/gemini-cli): the same
+# Gemini CLI's hooks reference (google-gemini/gemini-cli's hooks/reference.md): the same
 # `hooks` object of event -> matcher groups in its settings.json (JSONC), SessionStart and
 # BeforeAgent (its prompt event), `timeout` in milliseconds, an optional `name`.
 GEMINI = HookSet("Gemini CLI", ("SessionStart", "BeforeAgent"), TIMEOUT_SECONDS * 1000,

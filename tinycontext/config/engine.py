@@ -94,8 +94,8 @@ class TinyContextConfig(BaseModel):
     # Recognisable secrets in saved, updated and imported content become [redacted:<type>].
     redact_secrets: bool = True
     token_encoding: str = Field(default="o200k_base", pattern=r"^(o200k_base|cl100k_base)$")
-    # Agent hooks (docs/hooks.md): what one prompt may receive, the cosine similarity a memory
-    # needs to be injected, whether explicit "remember that ..." intents are saved, the
+    # Agent hooks (docs/guides/hooks.md): what one prompt may receive, the cosine similarity a
+    # memory needs to be injected, whether explicit "remember that ..." intents are saved, the
     # session id of a project's memories ("" = the project folder's name) and how long the
     # memory service stays up with nothing to do.
     hook_max_tokens: int = Field(default=300, ge=0, le=100_000)
@@ -109,7 +109,7 @@ class TinyContextConfig(BaseModel):
         repr=False,  # may carry a password
     )
 
-    # Encryption at rest (docs/encryption.md): a key file of 32+ random bytes, or the key
+    # Encryption at rest (docs/guides/encryption.md): a key file of 32+ random bytes, or the key
     # itself (containers, secrets managers); set at most one. Needs the `encryption` extra.
     encryption_key_file: str = Field(default="", description="owner-only key file; encrypts "
                                      "the SQLite store (tinycontext keygen)")

@@ -49,16 +49,16 @@ def _parser() -> argparse.ArgumentParser:
                              ("rest", "the REST API (FastAPI)", DEFAULT_REST_PORT)):
         p = sub.add_parser(name, help=f"serve {what}", description=f"Serve {what}. Hosted "
                            "multi-user mode behind an authenticating proxy: "
-                           "TINYCONTEXT_TENANCY=proxy-header (see docs/hosted.md).")
+                           "TINYCONTEXT_TENANCY=proxy-header (see docs/guides/hosted.md).")
         p.add_argument("--host", help=f"address to bind (TINYCONTEXT_HOST, default {DEFAULT_HOST})")
         p.add_argument("--port", type=int,
                        help=f"port (TINYCONTEXT_PORT, default {port})")
     sub.choices["rest"].add_argument("--with-mcp", action="store_true",
                                      help="also serve Streamable HTTP MCP at /mcp")
-    # Streamable HTTP options of the MCP SDK (docs/mcp.md, "HTTP response modes"). One JSON
-    # body per request is the default: the tools send nothing mid-call, every MCP client must
-    # accept application/json, and it costs the server less CPU a call than an SSE stream,
-    # which matters most to hosted mode under load (docs/benchmarks.md).
+    # Streamable HTTP options of the MCP SDK (docs/reference/mcp.md, "HTTP response modes").
+    # One JSON body per request is the default: the tools send nothing mid-call, every MCP
+    # client must accept application/json, and it costs the server less CPU a call than an SSE
+    # stream, which matters most to hosted mode under load (docs/benchmarks.md).
     modes = sub.choices["serve"].add_mutually_exclusive_group()
     modes.add_argument(
         "--json-response", dest="sse", action="store_false",
@@ -93,7 +93,7 @@ def _parser() -> argparse.ArgumentParser:
         p.add_argument("--no-embeddings", action="store_true",
                        help="leave vectors out (smaller file; import re-embeds)")
         p.add_argument("--encrypt", action="store_true", help="encrypt the file with the "
-                       "configured key (AES-256-GCM; docs/encryption.md); import reads it")
+                       "configured key (AES-256-GCM; docs/guides/encryption.md); import reads it")
     from tinycontext.entry.import_command import IMPORT_HELP, add_arguments
 
     add_arguments(sub.add_parser("import", help="import an export (ours, ChatGPT, Claude, "

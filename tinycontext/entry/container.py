@@ -72,7 +72,7 @@ def sqlite_key(config: TinyContextConfig) -> bytes | None:
 def sqlite_key_material(config: TinyContextConfig) -> bytes | None:
     """The configured key material, with SQLCipher made this process's SQLite; None when
     encryption is not configured. Refused for PostgreSQL, whose encryption at rest is the
-    database server's and its disk's (docs/postgres.md)."""
+    database server's and its disk's (docs/guides/postgres.md)."""
     from tinycontext.config.keys import EncryptionKeyError, key_material
 
     material = key_material(config)
@@ -82,7 +82,7 @@ def sqlite_key_material(config: TinyContextConfig) -> bytes | None:
         raise EncryptionKeyError(
             "An encryption key is configured but the store is PostgreSQL (store_url): "
             "encryption at rest there is the database server's and its disk's job (see "
-            "docs/postgres.md). Unset TINYCONTEXT_ENCRYPTION_KEY_FILE / _KEY."
+            "docs/guides/postgres.md). Unset TINYCONTEXT_ENCRYPTION_KEY_FILE / _KEY."
         )
     from tinycontext.adapters.sqlite.driver import EncryptionUnavailableError, use_sqlcipher
 

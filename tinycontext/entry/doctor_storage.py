@@ -163,7 +163,7 @@ def _check_encryption(config: TinyContextConfig, db: Path) -> tuple[Check, bytes
     if state == "plain" and key is not None:
         return Check("encryption", False, key_for_plain(db).message), None
     if key is None:
-        return Check("encryption", True, "not encrypted (docs/encryption.md: a key file and "
+        return Check("encryption", True, "not encrypted (docs/guides/encryption.md: a key file and "
                      "`tinycontext encrypt`)"), None
     where = "store is encrypted (SQLCipher)" if state == "encrypted" else (
         "a new store will be created encrypted (SQLCipher)")

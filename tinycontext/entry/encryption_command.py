@@ -46,9 +46,9 @@ def add_parsers(sub: Any) -> None:
         if name == "encrypt":
             p.add_argument("--hosted-folder", metavar="DIR",
                            help="encrypt every user's plain store in a hosted folder "
-                           "(TINYCONTEXT_STORE_DIR's <tenant key>.db files), each with its own "
-                           "key derived from the configured one, as the hosted server opens "
-                           "them; stores already encrypted are left as they are")
+                           "(TINYCONTEXT_TENANT_STORE_DIR's <tenant key>.db files), each with "
+                           "its own key derived from the configured one, as the hosted server "
+                           "opens them; stores already encrypted are left as they are")
 
 
 def _bar(label: str) -> Callable[[float], None]:
@@ -109,7 +109,7 @@ def _convert(args: argparse.Namespace) -> int:
     config = read_settings().config
     if config.store_url:
         return _fail(name, "works on a SQLite store; encryption at rest in PostgreSQL is the "
-                     "database server's and its disk's job (see docs/postgres.md).", 2)
+                     "database server's and its disk's job (see docs/guides/postgres.md).", 2)
     material = sqlite_key_material(config)
     if material is None:
         return _fail(name, f"no encryption key is configured: {KEY_HINT}.", 2)

@@ -21,7 +21,7 @@ def encrypt_folder(folder: Path, material: bytes, bar: Callable[[str], Callable[
 
     if not folder.is_dir():
         return fail("encrypt", f"{folder} is not a folder: give the hosted server's store "
-                    "folder (TINYCONTEXT_STORE_DIR).", 2)
+                    "folder (TINYCONTEXT_TENANT_STORE_DIR).", 2)
     files = sorted(p for p in folder.iterdir() if TENANT_FILE.fullmatch(p.name))
     if not files:
         return fail("encrypt", f"{folder} holds no users' stores (<tenant key>.db files); "

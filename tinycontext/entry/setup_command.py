@@ -24,7 +24,7 @@ HELP = (
     "previous file kept next to it, nothing done when already configured). For Claude Code it "
     "also installs the SessionStart and UserPromptSubmit hooks that bring relevant memories "
     "into the prompt without a tool call (Gemini CLI: SessionStart and BeforeAgent, in the "
-    "same settings.json). See docs/clients.md."
+    "same settings.json). See docs/guides/clients.md."
 )
 EPILOG = (
     "Clients (scopes): claude-code (user, project), claude-desktop (user), cursor (user, "

@@ -33,7 +33,7 @@ HOOK_HELP = (
     "are relevant, nothing otherwise. SessionStart: the profile and the project's memories; "
     "UserPromptSubmit: memories above hook_relevance_floor within hook_max_tokens, and "
     "explicit \"remember that ...\" intents saved (hook_capture). Always exits 0; errors go to "
-    "the hooks log (`tinycontext service status` shows where). See docs/hooks.md."
+    "the hooks log (`tinycontext service status` shows where). See docs/guides/hooks.md."
 )
 
 
