@@ -12,6 +12,7 @@ import pytest
 REPO = Path(__file__).resolve().parents[2]
 LINK = re.compile(r"\]\(([^)\s]+)\)")
 PAGES = sorted([REPO / "README.md", REPO / "benchmarks" / "README.md",
+                REPO / "benchmarks" / "history.md",
                 *(REPO / "docs").glob("**/*.md")])
 
 
