@@ -45,6 +45,8 @@ def provenance(run: dict[str, Any]) -> str:
     if "--json-out" in words:  # where that run kept its JSON is no part of the method
         at = words.index("--json-out")
         del words[at:at + 2]
+    # The data and scratch folders were that machine's: a reader puts their own there.
+    words = [f"path/to/{Path(w).name}" if w.startswith("/") else w for w in words]
     return (f"Run: `python benchmarks/{' '.join(words)}` at revision {m['git_revision']}, "
             f"{run['created'][:10]}, {m['cores']} cores ({m['cpu']}), Python {m['python']}, "
             f"load average {load[0]} at the start.")

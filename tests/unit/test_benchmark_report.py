@@ -40,3 +40,14 @@ def test_check_reports_a_stale_page(tmp_path: Path) -> None:
     assert report.main([*args, "--check"]) == 1
     assert report.main(args) == 0
     assert report.main([*args, "--check"]) == 0
+
+
+def test_commands_name_no_folder_of_the_machine_that_ran_them(tmp_path: Path) -> None:
+    run = _run("widgets", {"n": 3})
+    run["command"] = ("benchmark_widgets.py --data /work/shared/data/locomo10.json "
+                      "--store-dir /tmp/tc-widgets --queries 10")
+    (tmp_path / "widgets.json").write_text(json.dumps(run))
+    text = report.render(tmp_path, tmp_path / "img", tmp_path / "out.md", draw=False)
+    assert "/work/" not in text and "/tmp/" not in text
+    assert ("benchmark_widgets.py --data path/to/locomo10.json --store-dir path/to/tc-widgets "
+            "--queries 10") in text
