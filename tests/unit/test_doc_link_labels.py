@@ -1,4 +1,4 @@
-"""A link whose text is a path (`[docs/x.md](...)`) names the file it opens: after docs/ was
+"""A link whose text is a path (`[docs/<page>.md](...)`) names the file it opens: after docs/ was
 split into guides/ and reference/, labels naming the old places sent readers looking for
 files that no longer exist."""
 
