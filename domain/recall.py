@@ -25,10 +25,10 @@ LATE_WEIGHT = 1.5
 # A clear semantic winner keeps its lead (score fusion only): the candidate whose cosine is
 # highest gets DENSE_LEAD_WEIGHT x (its cosine - the second-best cosine). Late interaction
 # orders the shortlist by token matches and the keyword side by shared words, so a question
-# worded unlike its fact (a paraphrase sharing no word with it) used to lose a memory the
-# model ranked first by a wide margin. Zero when the top two cosines tie, so it never
-# reorders a crowd; neutral on LoCoMo 1-5 (where it was tuned, with the planted facts),
-# planted paraphrases recall@1 0.47 -> 0.57 at 10,000 filler (docs/benchmarks.md).
+# worded unlike its fact (a paraphrase sharing no word with it) would otherwise lose a memory
+# the model ranked first by a wide margin. Zero when the top two cosines tie, so it never
+# reorders a crowd; tuned on LoCoMo 1-5 (neutral there) and planted paraphrases among
+# filler, whose recall@1 it lifts (docs/benchmarks.md).
 DENSE_LEAD_WEIGHT = 2.0
 # A question naming a period ("in March 2023", "two weeks ago") adds DATE_CUE_WEIGHT to the
 # candidates saved in it or naming a date in it (domain/dates.py): a tie-breaker among

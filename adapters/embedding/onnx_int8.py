@@ -15,12 +15,9 @@ scale for the whole batch, which made a text's vector depend on the texts batche
 is the same alone or in any batch. MatMuls that read the same input (attention's query, key
 and value) share one quantisation and one product over their concatenated weights.
 
-Measured on the default model (2 cores, batches of 32 synthetic memories, two runs each, two
-threads per inference): float32 347-354 texts/s, rewritten 493-495 texts/s; a short query
-2.95-2.98 -> 1.71-1.81 ms (p50). The embedder then runs it on one thread per inference
-(580-640 texts/s, 1.4 ms; see onnx_embedder). Cosine to the float32 vectors: min 0.996, mean
-0.998 over 640 memories (docs/benchmarks.md has the retrieval figures). `onnx` is imported
-only here, when a model is first prepared.
+The integer products took less time than float32 ones where measured, for batches and single
+queries alike, and the vectors stay within a cosine of 0.996 of the float32 model's (benchmarks/history.md, "Integer products for the default model", has the
+speed and retrieval figures). `onnx` is imported only here, when a model is first prepared.
 """
 
 from __future__ import annotations

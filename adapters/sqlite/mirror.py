@@ -1,15 +1,14 @@
 """An in-memory copy of one model's sign bits and int8 codes, for fast dense candidates.
 
 Picking a recall's dense candidates in SQL (Hamming distance over the probed IVF cells, then
-exact cosine on a few hundred rows read from `memories`) cost ~3 ms at 20,000 memories and
-~6 ms at 100,000, most of it reading rows. This mirror holds, per vector, its 48 sign-bit
-bytes and 384 int8 codes (sqlite-vec's `vec_quantize_int8(..., 'unit')`, stored in
-`vector_index.codes`): numpy ranks every vector in scope by Hamming distance, re-ranks the
-best few thousand by their int8 dot product, and only the final pool is read from SQLite,
-where sqlite-vec computes the exact cosine that orders it. Measured: dense search for a pool
-of 200 3.3 -> 1.4 ms at 20k, 6.2 -> 2.6 ms at 100k, recall@10 against exact at 100k 0.95 ->
-1.00 (docs/benchmarks.md). Past ~430,000 vectors a query scans only the slots of its nearest
-IVF cells instead of every vector in scope (mirror_cells.py).
+exact cosine on a few hundred rows read from `memories`) spends most of its time reading rows.
+This mirror holds, per vector, its 48 sign-bit bytes and 384 int8 codes (sqlite-vec's
+`vec_quantize_int8(..., 'unit')`, stored in `vector_index.codes`): numpy ranks every vector in
+scope by Hamming distance, re-ranks the best few thousand by their int8 dot product, and only
+the final pool is read from SQLite, where sqlite-vec computes the exact cosine that orders it.
+Scanning every vector in scope also finds the exact top 10 where probing a few cells missed
+some (the speed benchmark's dense recall@10 against exact, docs/benchmarks.md). Past ~430,000
+vectors a query scans only the slots of its nearest IVF cells instead (mirror_cells.py).
 
 The mirror follows the file, including writes by other processes: triggers append the seq of
 every changed `vector_index` row to `vector_log` (schema v5), and each search first applies the
@@ -257,7 +256,7 @@ class VectorMirror:
     ) -> list[list[int]]:
         """`candidates` for several queries of one scope: the scope's mask is made once and
         the Hamming distances of all queries come from one pass over the sign bits (a save
-        looks up each item's near duplicates: 0.37 ms a query at 20,000 vectors alone)."""
+        looks up every item's near duplicates at once)."""
         np = native.numpy()
 
         view = self._view

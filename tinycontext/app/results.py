@@ -28,7 +28,8 @@ def join_notices(*parts: str | None) -> str | None:
 
 _LEAVES = frozenset({str, int, float, bool, type(None)})
 # Per result class: (field name, left out when absent) in field order, built on first use
-# (to_dict runs for every list entry a transport returns: fields() each time cost ~4x).
+# (to_dict runs for every list entry a transport returns, and calling dataclasses.fields()
+# each time was most of its cost).
 _LAYOUTS: dict[type, tuple[tuple[str, bool], ...]] = {}
 
 
