@@ -5,9 +5,14 @@ an existing store is opened as a server opens it, counted, and closed again."""
 from __future__ import annotations
 
 import json
+import os
+import shutil
+import subprocess
 from pathlib import Path
 
-from tests.e2e.servers import run_cli
+import pytest
+
+from tests.e2e.servers import cli_env, run_cli, tinycontext_command
 from tests.store_damage import build_store
 
 
@@ -50,3 +55,29 @@ def test_doctor_counts_an_existing_store_and_leaves_it_as_it_was(tmp_path: Path)
     assert db.read_bytes() == before
     # closed by the container: no -wal or -shm left behind by the check
     assert sorted(p.name for p in db.parent.iterdir()) == ["memories.db"]
+
+
+@pytest.mark.skipif(os.name != "posix", reason="POSIX permissions")
+def test_doctor_reports_a_folder_it_cannot_look_into_with_the_next_step(tmp_path: Path) -> None:
+    locked = tmp_path / "locked"
+    locked.mkdir()
+    db = locked / "memories.db"
+    command = [*tinycontext_command(), "doctor", "--json"]
+    if os.geteuid() == 0:  # in a user namespace of its own, root's override does not apply
+        if shutil.which("unshare") is None or subprocess.run(
+                ["unshare", "--user", "true"], capture_output=True).returncode != 0:
+            pytest.skip("root without user namespaces: folder modes do not bind root")
+        command = ["unshare", "--user", *command]
+    os.chmod(locked, 0)  # not even searchable: whether the store exists cannot be told
+    try:
+        done = subprocess.run(command, capture_output=True, text=True, timeout=120,
+                              env=cli_env(tmp_path, TINYCONTEXT_MEMORY_DB_PATH=str(db)))
+    finally:
+        os.chmod(locked, 0o700)
+    assert done.returncode == 1, done.stderr  # not ready, but the report is complete
+    checks = _checks(done)
+    storage = str(checks["storage"]["detail"])
+    assert not checks["storage"]["ok"] and str(locked) in storage
+    assert "TINYCONTEXT_MEMORY_DB_PATH" in storage  # what to do next
+    assert checks["sqlite"]["ok"] and checks["sqlite-vec"]["ok"]  # tried on a scratch store
+    assert list(locked.iterdir()) == []

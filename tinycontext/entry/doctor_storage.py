@@ -30,14 +30,28 @@ class Check:
     detail: str
 
 
+# What to do when the store's folder does not suit this user.
+ELSEWHERE = ("give this user write access to it, or set memory_db_path "
+             "(TINYCONTEXT_MEMORY_DB_PATH) to a file in a folder it can write")
+
+
+def _exists(path: Path) -> bool | None:
+    """Whether `path` exists; None when this user cannot tell (a folder on the way to it is
+    not searchable), which pathlib would raise."""
+    try:
+        return path.exists()
+    except OSError:
+        return None
+
+
 def _writable_dir(folder: Path) -> tuple[bool, str]:
     probe = folder
-    while not probe.exists() and probe != probe.parent:
+    while not _exists(probe) and probe != probe.parent:
         probe = probe.parent
     if not probe.is_dir():
-        return False, f"{probe} is not a folder"
+        return False, f"{probe} is not a folder: set memory_db_path (TINYCONTEXT_MEMORY_DB_PATH)"
     if not os.access(probe, os.W_OK | os.X_OK):
-        return False, f"{probe} is not writable by this user"
+        return False, f"{probe} is not writable by this user: {ELSEWHERE}"
     if probe != folder:
         return True, f"{folder} will be created (inside writable {probe})"
     try:
@@ -59,7 +73,10 @@ def check_storage(config: TinyContextConfig, container: Container) -> list[Check
         return [Check(name, ok, detail) for name, ok, detail in check_postgres(config.store_url)]
     db = Path(config.memory_db_path)
     ok, detail = _writable_dir(db.parent)
-    exists = db.exists()
+    seen = _exists(db)
+    exists = bool(seen)
+    if seen is None:  # checked below on a scratch store, as for a store not created yet
+        ok, detail = False, f"cannot look into {db.parent} (permission denied): {ELSEWHERE}"
     if exists and not os.access(db, os.R_OK | os.W_OK):
         ok, detail = False, f"{db} exists but is not readable and writable by this user"
     elif exists and ok:
