@@ -135,3 +135,17 @@ def test_bad_port(raw: str, message: str) -> None:
     variables = settings.server_variables({"TINYCONTEXT_PORT": raw})
     with pytest.raises(SystemExit, match=message):
         bootstrap.bind_address(None, None, variables, "127.0.0.1", 8000)
+
+
+def test_a_bad_value_names_where_it_was_set_and_what_to_do(tmp_path: Path) -> None:
+    file = tmp_path / "c.json"
+    file.write_text(json.dumps({"recall_top_k": "many", "profile_max_tokens": 9}))
+    env = {"TINYCONTEXT_RECALL_DENSE_WEIGHT": "2", "TINYCONTEXT_ENCRYPTION_KEY": "s3cret-v4lue"}
+    with pytest.raises(ConfigError) as caught:
+        settings.load_config(env, file)
+    message = caught.value.message
+    assert f"recall_top_k (in {file})" in message
+    assert "recall_dense_weight (TINYCONTEXT_RECALL_DENSE_WEIGHT)" in message
+    assert "docs/reference/configuration.md" in message and "fix or unset" in message
+    assert "s3cret" not in message and "many" not in message  # values are never echoed
+    assert caught.value.code == "invalid_request"

@@ -35,7 +35,6 @@ from tinycontext.config.engine import (
     ENV_PREFIX,
     ConfigError,
     TinyContextConfig,
-    describe_error,
     read_config_file,
     user_config_dir,
 )
@@ -189,14 +188,28 @@ def load_config(
     try:
         settings = EngineSettings()
     except ValidationError as exc:
-        source = "configuration"
-        if path.is_file():
-            source = f"configuration ({path} and TINYCONTEXT_* variables)"
-        raise ConfigError(f"Invalid {source}: {describe_error(exc)}.") from exc
+        raise ConfigError(
+            f"Invalid configuration: {_located(exc, env, path)}; fix or unset it (every "
+            "setting and its range: docs/reference/configuration.md)."
+        ) from exc
     finally:
         _INPUTS.reset(token)
     # A plain TinyContextConfig: equal to (and hashed like) one built in code.
     return TinyContextConfig(**settings.model_dump())
+
+
+def _located(error: ValidationError, env: Mapping[str, str], path: Path) -> str:
+    """Each bad key with where it was set (the variable, else the file); never its value,
+    which may be a key or a password."""
+    file_keys = set(read_config_file(path)) if path.is_file() else set()
+    parts = []
+    for item in error.errors():
+        key = ".".join(str(p) for p in item["loc"])
+        named = [n for n in env if n.lower() == (ENV_PREFIX + key).lower()] if key else []
+        where = named[0] if named else f"in {path}" if key in file_keys else ""
+        label = f"{key} ({where})" if where else key or "config"
+        parts.append(f"{label}: {item['msg']}")
+    return "; ".join(parts)
 
 
 def server_variables(environ: Mapping[str, str] | None = None) -> ServerVariables:
