@@ -25,7 +25,6 @@ _lock = threading.Lock()
 _chosen: ModuleType | None = None
 _want_cipher = False
 CIPHER_MODULE = "sqlcipher3"
-ENCRYPTION_INSTALL = "pip install -e '<this checkout>[encryption]' (the encryption extra)"
 
 
 class SqliteUnavailableError(RuntimeError):
@@ -37,13 +36,15 @@ class EncryptionUnavailableError(SqliteUnavailableError):
 
 
 def _import_cipher() -> ModuleType:
+    from tinycontext.version import install_command
+
     try:
         import sqlcipher3 as module
     except ImportError:
         raise EncryptionUnavailableError(
             "An encryption key is configured but the `encryption` extra (SQLCipher) is not "
-            f"installed: run `{ENCRYPTION_INSTALL}`, or unset TINYCONTEXT_ENCRYPTION_KEY_FILE "
-            "and TINYCONTEXT_ENCRYPTION_KEY to use plain stores."
+            f"installed: run `{install_command('encryption')}`, or unset "
+            "TINYCONTEXT_ENCRYPTION_KEY_FILE and TINYCONTEXT_ENCRYPTION_KEY to use plain stores."
         ) from None
     return module  # type: ignore[no-any-return]
 

@@ -23,6 +23,7 @@ import struct
 from typing import IO, Any
 
 from tinycontext.config.keys import hkdf
+from tinycontext.version import install_command
 
 MAGIC = b"TCSEALED"
 VERSION = 1
@@ -30,7 +31,6 @@ CHUNK = 64 * 1024
 TAG = 16
 HEADER = struct.Struct(">8sB3sI16s")
 INFO = b"tinycontext/sealed/v1"
-INSTALL = "pip install -e '<this checkout>[encryption]' (the encryption extra)"
 
 
 class SealedFileError(ValueError):
@@ -42,7 +42,8 @@ def _aead(material: bytes, salt: bytes) -> Any:
         from cryptography.hazmat.primitives.ciphers.aead import AESGCM
     except ImportError:
         raise SealedFileError(
-            f"encrypted files need the `encryption` extra (cryptography): run `{INSTALL}`."
+            "encrypted files need the `encryption` extra (cryptography): run "
+            f"`{install_command('encryption')}`."
         ) from None
     return AESGCM(hkdf(material, INFO, salt=salt))
 
@@ -115,7 +116,7 @@ class SealedReader(io.RawIOBase):
         try:
             from cryptography.exceptions import InvalidTag
         except ImportError:  # pragma: no cover - _aead already needed it
-            raise SealedFileError(f"run `{INSTALL}`") from None
+            raise SealedFileError(f"run `{install_command('encryption')}`") from None
         try:
             plain: bytes = self._aead.decrypt(_nonce(self._index, last), sealed, self._header)
         except InvalidTag:

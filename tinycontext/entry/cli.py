@@ -23,11 +23,6 @@ SERVER_HINT = (
     "tinycontext {what} needs the `server` extra, which is not installed (missing: {missing}).\n"
     "{install}"
 )
-# The PyPI name is not this codebase until it is released (it fetches an older, different
-# project that this Python may not run): the hint names only where this copy came from.
-INSTALL_FROM_CHECKOUT = "Install it into this environment: pip install -e '{root}[server]'"
-INSTALL_AGAIN = ("Install TinyContext again from where you got it, with the extra: "
-                 "pip install '<checkout folder or wheel file>[server]'")
 DEFAULT_HOST, DEFAULT_PORT, DEFAULT_REST_PORT = "127.0.0.1", 8000, 8001
 
 
@@ -118,23 +113,12 @@ def _missing(*modules: str) -> list[str]:
     return missing
 
 
-def _checkout() -> str | None:
-    """The source checkout this package runs from (an editable install), if it is one."""
-    from pathlib import Path
-
-    root = Path(__file__).resolve().parents[2]
-    try:
-        project = (root / "pyproject.toml").read_text(encoding="utf-8")
-    except OSError:
-        return None
-    return str(root) if 'name = "tinysuite-context"' in project else None
-
-
 def _needs(what: str, *modules: str) -> int | None:
     missing = _missing(*modules)
     if missing:
-        root = _checkout()
-        install = INSTALL_FROM_CHECKOUT.format(root=root) if root else INSTALL_AGAIN
+        from tinycontext.version import install_command
+
+        install = f"Install it into this environment: {install_command('server')}"
         print(SERVER_HINT.format(what=what, missing=", ".join(missing), install=install),
               file=sys.stderr)
         return 2
