@@ -72,6 +72,16 @@ def test_malformed_export_stores_nothing(tmp_path: Path) -> None:
     assert wrong.returncode == 2 and "--from" in wrong.stderr
 
 
+@pytest.mark.parametrize("fmt", ["tinycontext", "chatgpt", "markdown"])
+def test_a_path_that_does_not_exist_says_what_to_give(tmp_path: Path, fmt: str) -> None:
+    missing = tmp_path / "exports" / "conversations.json"
+    done = run_cli(tmp_path, "import", "--from", fmt, str(missing))
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.startswith(f"tinycontext import: {missing} does not exist")
+    assert "--help" in done.stderr and "Errno" not in done.stderr
+    assert not any(p.suffix == ".db" for p in tmp_path.rglob("*"))  # no store was made
+
+
 def test_stdin_is_read_for_every_format_but_markdown(tmp_path: Path) -> None:
     source = FIXTURES / "chatgpt_conversations.json"
     done = run_cli(tmp_path, "import", "--from", "chatgpt", "-", "--json",

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 IMPORT_HELP = (
-    "Import memories. Without --from, FILE is a TinyContext JSON Lines export (keeps ids and "
+    "Import memories. Without --from, PATH is a TinyContext JSON Lines export (keeps ids and "
     "timestamps, skips memories already present, re-embeds when the model differs). With "
     "--from FORMAT, reads another tool's export: chatgpt and claude (the data export zip or "
     "its conversations.json; each of your messages becomes a memory dated when you sent it, "
@@ -55,6 +55,12 @@ def run(args: argparse.Namespace) -> int:
     from tinycontext.importers.importing import import_file
     from tinycontext.importers.report import ImportOptions
 
+    if args.file != "-" and not Path(args.file).exists():  # before a store or model is opened
+        what = ("the notes folder" if args.fmt == "markdown"
+                else "the export file (or - to read it from stdin)")
+        print(f"tinycontext import: {args.file} does not exist: give {what}; formats and "
+              "what each reads: `tinycontext import --help`", file=sys.stderr)
+        return 2
     if args.fmt == "tinycontext" and not args.dry_run and not args.json:
         return _own_export(args)
     options = ImportOptions(
