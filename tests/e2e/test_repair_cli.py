@@ -87,6 +87,14 @@ def test_the_file_being_written_is_owner_only_and_vanishes_on_failure(tmp_path: 
     assert list(tmp_path.iterdir()) == []
 
 
+def test_an_output_that_is_a_folder_says_to_name_a_file_in_it(tmp_path: Path) -> None:
+    build_store(_store(tmp_path), 3)
+    done = run_cli(tmp_path, "export", "-o", str(tmp_path))
+    assert done.returncode == 1 and "Errno" not in done.stderr, done.stderr
+    assert f"{tmp_path} is a folder" in done.stderr
+    assert str(tmp_path / "memories.jsonl") in done.stderr  # a name that would work
+
+
 @pytest.mark.slow
 def test_repair_output_imports_into_a_fresh_store(tmp_path: Path) -> None:
     ids = build_store(_store(tmp_path), 120)

@@ -36,6 +36,9 @@ def private_output(target: str) -> Iterator[IO[str]]:
         sys.stdout.flush()
         return
     path = Path(target)
+    if path.is_dir():
+        raise OSError(f"cannot write {target}: {path} is a folder; name a file in it, e.g. "
+                      f"-o {path / 'memories.jsonl'}. Nothing was written.")
     if path.exists() and not path.is_file():  # /dev/stdout, a FIFO: nothing to rename
         with path.open("w", encoding="utf-8") as out:
             yield out
