@@ -26,6 +26,20 @@ def test_help_everywhere_and_version(tmp_path: Path) -> None:
     assert not (tmp_path / "store").exists()
 
 
+def test_top_level_help_says_where_to_start(tmp_path: Path) -> None:
+    top = run_cli(tmp_path, "--help").stdout
+    assert "tinycontext setup claude-code" in top and "tinycontext doctor" in top
+    assert "tinycontext COMMAND --help" in top
+
+
+def test_an_os_error_names_the_command_the_file_and_what_to_check(tmp_path: Path) -> None:
+    target = tmp_path / "no" / "such" / "folder" / "key"
+    done = run_cli(tmp_path, "keygen", "-o", str(target))
+    assert done.returncode == 1 and "Errno" not in done.stderr, done.stderr
+    assert done.stderr.startswith(f"tinycontext keygen: {target}: No such file or directory")
+    assert "exists" in done.stderr  # what to check next
+
+
 @pytest.mark.parametrize("command,blocked", [("mcp", "mcp"), ("serve", "mcp"),
                                              ("serve", "uvicorn"), ("rest", "fastapi")])
 def test_missing_server_extra_gives_an_install_hint(tmp_path: Path, command: str,

@@ -35,11 +35,17 @@ def _parser() -> argparse.ArgumentParser:
         description="Token-light, local-first memory for AI agents. Without a command, runs the "
         "MCP server on stdio. Settings come from context_config.json and TINYCONTEXT_* "
         "variables (see `tinycontext doctor`).",
+        epilog="Start here: `tinycontext setup claude-code` (or another client: `tinycontext "
+        "setup --help`) connects your agent; `tinycontext doctor` checks that the store, "
+        "SQLite and the model are ready and says what to fix. Each command's options: "
+        "`tinycontext COMMAND --help`. Guides and reference: docs/README.md in the repository.",
     )
     parser.add_argument("--version", action="version", version=f"tinycontext {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="command")
     sub.add_parser("mcp", help="MCP server on stdio (the default)",
-                   description="Serve MCP on stdin/stdout for a local agent client.")
+                   description="Serve MCP on stdin/stdout for a local agent client. "
+                   "Clients start it themselves: `tinycontext setup CLIENT` adds it to "
+                   "a client's config (see `tinycontext setup --help`).")
     for name, what, port in (("serve", "Streamable HTTP MCP at /mcp", DEFAULT_PORT),
                              ("rest", "the REST API (FastAPI)", DEFAULT_REST_PORT)):
         p = sub.add_parser(name, help=f"serve {what}", description=f"Serve {what}. Hosted "
@@ -269,6 +275,12 @@ def _setup_logging() -> None:
     setup_logging(read_variables())
 
 
+def _os_error(command: str, exc: OSError) -> str:
+    """The operating system's own refusal, worded for the user (no errno, no repr)."""
+    return (f"tinycontext {command}: {exc.filename}: {exc.strerror}; check that the path "
+            "exists and that this user may use it (`tinycontext doctor` checks the store).")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     arguments = sys.argv[1:] if argv is None else list(argv)
     if (code := fast_hook(arguments)) is not None:
@@ -288,7 +300,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"tinycontext: {exc.message}", file=sys.stderr)
         return 2
     except OSError as exc:
-        print(f"tinycontext: {exc}", file=sys.stderr)
+        print(f"tinycontext: {exc}" if exc.filename is None else _os_error(command, exc),
+              file=sys.stderr)
         return 1
     except KeyboardInterrupt:
         return 130
