@@ -47,6 +47,15 @@ def rerank_count(limit: int, rows: int) -> int:
 
 
 
+
+def _is_file(path: Path) -> bool:
+    """Whether a kept copy is there; False when the folder cannot even be looked into (the
+    store's own open then fails with a coded error saying why)."""
+    try:
+        return path.is_file()
+    except OSError:
+        return False
+
 class DenseRetrieval:
     """Vector candidate search over one store's connections."""
 
@@ -66,7 +75,7 @@ class DenseRetrieval:
         finds its vectors in memory, read while the model and the vocabulary load (a copy of
         1,000,000 vectors is ~450 MB). Only stores that have such a copy start a thread."""
         copies = [m for m in range(1, PREFETCH_MODELS + 1)
-                  if (path := self._copy_path(m)) is not None and path.is_file()]
+                  if (path := self._copy_path(m)) is not None and _is_file(path)]
         if copies:
             self._restoring = threading.Thread(
                 target=self._restore, args=(copies,), name="mirror-restore", daemon=True)

@@ -296,7 +296,10 @@ except TinyContextError as exc:
 
 
 @pytest.mark.skipif(os.name != "posix", reason="POSIX permissions")
-def test_folder_without_write_permission_is_store_unavailable(tmp_path: Path) -> None:
+# 0o500: may list, may not create the store file; 0o000: may not even look inside (whether
+# the store or its kept vector copies exist cannot be told).
+@pytest.mark.parametrize("mode", [0o500, 0o000])
+def test_folder_without_write_permission_is_store_unavailable(tmp_path: Path, mode: int) -> None:
     locked = tmp_path / "locked"
     locked.mkdir()
     path = locked / "memories.db"
@@ -308,7 +311,7 @@ def test_folder_without_write_permission_is_store_unavailable(tmp_path: Path) ->
         ).returncode != 0:
             pytest.skip("root without user namespaces: folder modes do not bind root")
         command = ["unshare", "--user", *command]
-    os.chmod(locked, 0o500)  # may list, may not create the store file
+    os.chmod(locked, mode)
     try:
         done = subprocess.run(command, cwd=Path(__file__).resolve().parents[2],
                               capture_output=True, text=True, timeout=120)
