@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import socket
 import sys
 from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import AbstractAsyncContextManager, asynccontextmanager, contextmanager
@@ -182,8 +183,29 @@ def serve_http(app: ASGIApp, host: str, port: int, what: str) -> None:
         server_header=False, proxy_headers=False,
     )
     shown = f"[{host}]" if ":" in host else host
+    try:
+        sock = listening_socket(host, port)
+    except OSError as exc:
+        raise SystemExit(f"tinycontext: cannot listen on {shown}:{port} ({exc.strerror}); pick "
+                         "another --port (or TINYCONTEXT_PORT), or stop the program using it."
+                         ) from None
     print(f"TinyContext {what} listening on http://{shown}:{port}", file=sys.stderr, flush=True)
-    returning_server(config).run()
+    returning_server(config).run(sockets=[sock])
+
+
+def listening_socket(host: str, port: int) -> socket.socket:
+    """A bound, listening TCP socket for uvicorn: a busy port is known before anything says
+    it listens, and a client told the address at once connects. OSError when it cannot bind."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host, port))
+    except OSError:
+        sock.close()
+        raise
+    sock.listen(128)
+    return sock
 
 
 def returning_server(config: Any) -> Any:
@@ -212,4 +234,5 @@ def returning_server(config: Any) -> Any:
     return Returning(config)
 
 
-__all__ = ["MCP_PATH", "http_app", "mountable", "returning_server", "run_stdio", "serve_http"]
+__all__ = ["MCP_PATH", "http_app", "listening_socket", "mountable", "returning_server", "run_stdio",
+           "serve_http"]

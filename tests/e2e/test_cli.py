@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -38,6 +39,18 @@ def test_an_os_error_names_the_command_the_file_and_what_to_check(tmp_path: Path
     assert done.returncode == 1 and "Errno" not in done.stderr, done.stderr
     assert done.stderr.startswith(f"tinycontext keygen: {target}: No such file or directory")
     assert "exists" in done.stderr  # what to check next
+
+
+@pytest.mark.parametrize("command", ["serve", "rest"])
+def test_a_busy_port_is_refused_with_what_to_do(tmp_path: Path, command: str) -> None:
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = str(busy.getsockname()[1])
+        done = run_cli(tmp_path, command, "--port", port, timeout=60)
+    assert done.returncode == 1, done.stderr
+    assert f"cannot listen on 127.0.0.1:{port}" in done.stderr and "--port" in done.stderr
+    assert "listening on" not in done.stderr and "Errno" not in done.stderr
 
 
 @pytest.mark.parametrize("command,blocked", [("mcp", "mcp"), ("serve", "mcp"),

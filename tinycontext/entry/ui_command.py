@@ -39,17 +39,13 @@ def add_ui_arguments(parser: ArgumentParser) -> None:
 
 def _listening_socket(host: str, port: int) -> socket.socket:
     """Bound and listening before the link is printed: a browser opened at once connects."""
-    family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    sock = socket.socket(family, socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    from tinycontext.adapters.mcp.transports import listening_socket
+
     try:
-        sock.bind((host, port))
+        return listening_socket(host, port)
     except OSError as exc:
-        sock.close()
         raise SystemExit(f"tinycontext ui: cannot listen on {host}:{port} ({exc.strerror}); "
                          "pick another --port or leave it out for a free one.") from None
-    sock.listen(128)
-    return sock
 
 
 def run_ui(serving: Serving, host: str, port: int | None, open_browser: bool) -> None:
