@@ -101,6 +101,14 @@ def test_encrypt_rekey_decrypt_round_trip_and_coded_refusals(tmp_path: Path) -> 
     assert not list(db.parent.glob("*.converting-*"))
 
 
+def test_the_summary_counts_one_memory_in_the_singular(tmp_path: Path) -> None:
+    db, key = _db(tmp_path), _key(tmp_path)
+    db.parent.mkdir()
+    _run_child(tmp_path, "fill", str(db), "1")
+    done = run_cli(tmp_path, "encrypt", TINYCONTEXT_ENCRYPTION_KEY_FILE=str(key))
+    assert done.returncode == 0 and "encrypt: 1 memory;" in done.stderr, done.stderr
+
+
 def test_loose_key_file_is_refused_without_touching_the_store(tmp_path: Path) -> None:
     db, key = _db(tmp_path), _key(tmp_path)
     db.parent.mkdir()

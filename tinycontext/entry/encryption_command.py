@@ -150,5 +150,6 @@ def _convert(args: argparse.Namespace) -> int:
              "_KEY before serving it",
              "rekey": "re-keyed: point TINYCONTEXT_ENCRYPTION_KEY_FILE at "
              f"{getattr(args, 'new_key_file', '')} now (the old key no longer opens it)"}[name]
-    print(f"tinycontext {name}: {done.memories} memories; {path} is {after}.", file=sys.stderr)
+    count = f"{done.memories} memor{'y' if done.memories == 1 else 'ies'}"
+    print(f"tinycontext {name}: {count}; {path} is {after}.", file=sys.stderr)
     return 0
