@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import logging
 import socket
 import sys
@@ -172,6 +173,10 @@ def mcp_transport_security(hosts: list[str] | None) -> Any:
     )
 
 
+HOST_OPTION = "--host (or TINYCONTEXT_HOST)"
+PORT_ADVICE = "pick another --port (or TINYCONTEXT_PORT), or stop the program using it"
+
+
 def serve_http(app: ASGIApp, host: str, port: int, what: str) -> None:
     """Run an ASGI app with uvicorn until SIGINT/SIGTERM (logs to stderr only)."""
     import uvicorn
@@ -186,11 +191,18 @@ def serve_http(app: ASGIApp, host: str, port: int, what: str) -> None:
     try:
         sock = listening_socket(host, port)
     except OSError as exc:
-        raise SystemExit(f"tinycontext: cannot listen on {shown}:{port} ({exc.strerror}); pick "
-                         "another --port (or TINYCONTEXT_PORT), or stop the program using it."
-                         ) from None
+        raise SystemExit(f"tinycontext: cannot listen on {shown}:{port} ({exc.strerror}); "
+                         f"{bind_advice(exc, HOST_OPTION, PORT_ADVICE)}.") from None
     print(f"TinyContext {what} listening on http://{shown}:{port}", file=sys.stderr, flush=True)
     returning_server(config).run(sockets=[sock])
+
+
+def bind_advice(exc: OSError, host_option: str, port_advice: str) -> str:
+    """What to change when a server cannot listen: the address when it is not one of this
+    machine's, else `port_advice` (the port is taken by another program, or privileged)."""
+    if isinstance(exc, socket.gaierror) or exc.errno == errno.EADDRNOTAVAIL:
+        return f"give an address of this machine in {host_option}"
+    return port_advice
 
 
 def listening_socket(host: str, port: int) -> socket.socket:
@@ -234,5 +246,5 @@ def returning_server(config: Any) -> Any:
     return Returning(config)
 
 
-__all__ = ["MCP_PATH", "http_app", "listening_socket", "mountable", "returning_server", "run_stdio",
-           "serve_http"]
+__all__ = ["MCP_PATH", "bind_advice", "http_app", "listening_socket", "mountable",
+           "returning_server", "run_stdio", "serve_http"]

@@ -53,6 +53,13 @@ def test_a_busy_port_is_refused_with_what_to_do(tmp_path: Path, command: str) ->
     assert "listening on" not in done.stderr and "Errno" not in done.stderr
 
 
+def test_an_address_not_of_this_machine_points_at_the_host_option(tmp_path: Path) -> None:
+    done = run_cli(tmp_path, "serve", "--host", "no-such-host.invalid", timeout=60)
+    assert done.returncode == 1, done.stderr
+    assert "cannot listen on no-such-host.invalid:8000" in done.stderr
+    assert "--host" in done.stderr and "--port" not in done.stderr
+
+
 @pytest.mark.parametrize("command,blocked", [("mcp", "mcp"), ("serve", "mcp"),
                                              ("serve", "uvicorn"), ("rest", "fastapi")])
 def test_missing_server_extra_gives_an_install_hint(tmp_path: Path, command: str,

@@ -39,13 +39,14 @@ def add_ui_arguments(parser: ArgumentParser) -> None:
 
 def _listening_socket(host: str, port: int) -> socket.socket:
     """Bound and listening before the link is printed: a browser opened at once connects."""
-    from tinycontext.adapters.mcp.transports import listening_socket
+    from tinycontext.adapters.mcp.transports import bind_advice, listening_socket
 
     try:
         return listening_socket(host, port)
     except OSError as exc:
+        advice = bind_advice(exc, "--host", "pick another --port or leave it out for a free one")
         raise SystemExit(f"tinycontext ui: cannot listen on {host}:{port} ({exc.strerror}); "
-                         "pick another --port or leave it out for a free one.") from None
+                         f"{advice}.") from None
 
 
 def run_ui(serving: Serving, host: str, port: int | None, open_browser: bool) -> None:
