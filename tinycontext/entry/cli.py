@@ -142,9 +142,10 @@ def _address(args: argparse.Namespace, default_port: int) -> tuple[str, int]:
 HANDSHAKE_HEAD_START = 1.0
 STDIO_HINT = (
     "tinycontext: this is the MCP server on stdio, waiting for an MCP client to talk to it on "
-    "stdin (nothing to type here; Ctrl+C quits). Add it to your agent's MCP settings as "
-    "described in README.md (\"Connect your agent\"); `tinycontext --help` lists the "
-    "HTTP, REST and doctor commands."
+    "stdin (nothing to type here; Ctrl+C quits). Your agent starts it itself once it is in "
+    "the agent's MCP settings: `tinycontext setup claude-code` (or cursor, vscode, codex ...: "
+    "`tinycontext setup --help`) adds it; `tinycontext --help` lists the HTTP, REST and "
+    "doctor commands."
 )
 
 
