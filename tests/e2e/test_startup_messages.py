@@ -47,7 +47,7 @@ def test_stdio_from_a_terminal_says_what_it_is_on_stderr_only(tmp_path: Path) ->
     stderr += rest.decode()
     lines = [line for line in stderr.splitlines() if HINT in line]
     assert len(lines) == 1, stderr
-    assert "README" in lines[0] and "tinycontext --help" in lines[0]
+    assert "tinycontext setup" in lines[0] and "tinycontext --help" in lines[0]
     assert out == b""  # stdout belongs to the protocol, even here
 
 
