@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
+import shutil
 import socket
 import subprocess
 import sys
@@ -11,7 +13,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests.e2e.servers import cli_env, run_cli, served_process
+from tests.e2e.servers import cli_env, run_cli, served_process, tinycontext_command
 
 COMMANDS = ("mcp", "serve", "rest", "doctor", "export", "import", "repair")
 
@@ -109,6 +111,27 @@ def test_bad_configuration_names_the_key(tmp_path: Path) -> None:
     assert bad_value.returncode == 2 and "recall_top_k" in bad_value.stderr
     typo = run_cli(tmp_path, "export", TINYCONTEXT_RECAL_TOP_K="5")
     assert typo.returncode == 2 and "TINYCONTEXT_RECAL_TOP_K" in typo.stderr
+
+
+@pytest.mark.skipif(os.name != "posix", reason="POSIX permissions")
+def test_an_unreadable_config_file_says_so_and_what_to_do(tmp_path: Path) -> None:
+    config = tmp_path / "context_config.json"
+    config.write_text("{}")
+    command = [*tinycontext_command(), "doctor"]
+    if os.geteuid() == 0:  # in a user namespace of its own, root's override does not apply
+        if shutil.which("unshare") is None or subprocess.run(
+                ["unshare", "--user", "true"], capture_output=True).returncode != 0:
+            pytest.skip("root without user namespaces: file modes do not bind root")
+        command = ["unshare", "--user", *command]
+    os.chmod(config, 0)
+    try:
+        done = subprocess.run(command, capture_output=True, text=True, timeout=60,
+                              env=cli_env(tmp_path, TINYCONTEXT_CONFIG_FILE=str(config)))
+    finally:
+        os.chmod(config, 0o600)
+    assert done.returncode == 2, done.stderr
+    assert f"{config} cannot be read" in done.stderr
+    assert "TINYCONTEXT_CONFIG_FILE" in done.stderr and "Errno" not in done.stderr
 
 
 @pytest.mark.slow

@@ -149,3 +149,11 @@ def test_a_bad_value_names_where_it_was_set_and_what_to_do(tmp_path: Path) -> No
     assert "docs/reference/configuration.md" in message and "fix or unset" in message
     assert "s3cret" not in message and "many" not in message  # values are never echoed
     assert caught.value.code == "invalid_request"
+
+
+def test_a_config_file_that_is_not_utf8_text_names_the_file(tmp_path: Path) -> None:
+    file = tmp_path / "c.json"
+    file.write_bytes(b'{"recall_top_k": "\xff"}')
+    with pytest.raises(ConfigError, match="is not UTF-8 text") as caught:
+        settings.load_config({}, file)
+    assert str(file) in caught.value.message

@@ -175,6 +175,15 @@ def read_config_file(path: Path) -> dict[str, Any]:
     """Keys of a JSON config file; a relative memory_db_path/models_dir resolves against it."""
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise ConfigError(
+            f"{path} cannot be read ({exc.strerror}): make it readable by this user, or point "
+            "TINYCONTEXT_CONFIG_FILE at another file."
+        ) from exc
+    except UnicodeDecodeError as exc:
+        raise ConfigError(
+            f"{path} is not UTF-8 text (byte {exc.start}): save it as UTF-8 JSON."
+        ) from exc
     except json.JSONDecodeError as exc:
         raise ConfigError(
             f"{path} is not valid JSON (line {exc.lineno}): fix or remove it."
