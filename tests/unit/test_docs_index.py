@@ -15,3 +15,10 @@ def test_the_docs_index_lists_every_guide_and_reference_page() -> None:
     pages = {p.relative_to(DOCS).as_posix()
              for folder in ("guides", "reference") for p in (DOCS / folder).glob("*.md")}
     assert pages - linked == set()
+
+
+def test_the_benchmarks_readme_names_every_benchmark_script() -> None:
+    folder = DOCS.parent / "benchmarks"
+    readme = (folder / "README.md").read_text(encoding="utf-8")
+    scripts = {p.name for p in folder.glob("benchmark_*.py")}
+    assert {name for name in scripts if f"`{name}`" not in readme} == set()
