@@ -81,3 +81,10 @@ def test_doctor_reports_a_folder_it_cannot_look_into_with_the_next_step(tmp_path
     assert "TINYCONTEXT_MEMORY_DB_PATH" in storage  # what to do next
     assert checks["sqlite"]["ok"] and checks["sqlite-vec"]["ok"]  # tried on a scratch store
     assert list(locked.iterdir()) == []
+
+
+def test_a_bad_key_setting_is_reported_first_with_the_store_in_words(tmp_path: Path) -> None:
+    done = run_cli(tmp_path, "doctor", "--json", TINYCONTEXT_ENCRYPTION_KEY="too-short")
+    detail = str(_checks(done)["encryption"]["detail"])
+    assert detail.startswith("TINYCONTEXT_ENCRYPTION_KEY is shorter than 32 bytes"), detail
+    assert "(the store: not created yet)" in detail and "too-short" not in detail

@@ -23,6 +23,11 @@ if TYPE_CHECKING:
 FULL_CHECK_MAX_BYTES = 1 << 30
 
 
+# What cipher.file_state found, for a person reading doctor's line.
+STATE_WORDS = {"missing": "not created yet", "empty": "an empty file", "plain": "not encrypted",
+               "encrypted": "encrypted", "damaged": "damaged"}
+
+
 @dataclass
 class Check:
     name: str
@@ -173,7 +178,7 @@ def _check_encryption(config: TinyContextConfig, db: Path) -> tuple[Check, bytes
     try:
         key = sqlite_key(config)
     except TinyContextError as exc:
-        return Check("encryption", False, f"store {state}; {exc.message}"), None
+        return Check("encryption", False, f"{exc.message} (the store: {STATE_WORDS[state]})"), None
     if state == "encrypted" and key is None:
         return Check("encryption", False, "store is encrypted (SQLCipher); " + no_key(
             db).message), None
