@@ -177,6 +177,12 @@ def test_a_malformed_file_is_refused_with_its_line(client: Client) -> None:
     assert str(caught.value.path) in caught.value.located()
 
 
+def test_a_toml_file_cut_short_says_it_ends_too_early() -> None:
+    with pytest.raises(ConfigSyntaxError) as caught:
+        _change(CLIENTS["codex"], 'model = "x"\nmcp_servers = [\n')
+    assert "end of the file" in caught.value.reason and "\\x00" not in caught.value.reason
+
+
 def test_jsonc_clients_accept_comments_plain_json_clients_refuse_them() -> None:
     text = '{\n  // mine\n  "mcpServers": {}\n}\n'
     assert _change(CLIENTS["cursor"], text).status == "added"

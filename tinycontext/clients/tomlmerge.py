@@ -17,6 +17,8 @@ def _parse(text: str) -> Any:
         return tomlkit.parse(text)
     except ParseError as exc:  # tomlkit counts columns from 0
         reason = str(exc).split(" at line ")[0]
+        if reason in ("Unexpected character: '\\x00'", "Unexpected end of file"):
+            reason = "the file ends too early (unexpected end of the file)"  # tomlkit's EOF
         raise ConfigSyntaxError(reason, exc.line, exc.col + 1) from None
 
 
