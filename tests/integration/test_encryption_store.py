@@ -188,18 +188,21 @@ def test_hosted_serving_opens_each_user_with_a_derived_key(tmp_path: Path) -> No
 
 
 @needs_extra
-def test_no_planted_content_or_session_id_in_any_file_on_disk(tmp_path: Path) -> None:
+def test_no_planted_content_tag_or_session_id_in_any_file_on_disk(tmp_path: Path) -> None:
     require_sqlcipher_process()
     folder = tmp_path / "store"
     path = folder / "memories.db"
     service = _service(path, KEY)
     try:
-        for first in range(0, 1000, 100):
-            service.save([{"content": f"fact {planted(i)[0]}", "tags": [planted(i)[1]]}
-                          for i in range(first, first + 100)], session_id=planted(first)[2])
+        for i in range(1000):  # each memory in a session of its own: 1,000 distinct ids
+            content, tag, session = planted(i)
+            service.save([{"content": f"fact {content}", "tags": [tag]}], session_id=session)
         assert service.list_page(limit=1).to_dict()["total_count"] == 1000
-        recalled = service.recall(planted(5)[0], session_id=planted(0)[2]).to_dict()
-        assert planted(5)[0] in recalled["memories"][0]["content"]
+        assert all(service.store.session_exists(planted(i)[2]) for i in range(1000))
+        for i in (0, 5, 999):
+            content, _, session = planted(i)
+            recalled = service.recall(content, session_id=session).to_dict()
+            assert content in recalled["memories"][0]["content"]
         tagged = service.list_page(tags=[planted(7)[1]]).to_dict()
         assert [m["content"] for m in tagged["memories"]] == [f"fact {planted(7)[0]}"]
         # While open: the store, its -wal and -shm hold every write so far.
@@ -208,10 +211,16 @@ def test_no_planted_content_or_session_id_in_any_file_on_disk(tmp_path: Path) ->
     finally:
         service.close()
     assert found_in(folder, 1000) == {}
-    # Control: the same scan finds the markers in a plain store.
+    # Control: the same scan finds all three kinds of marker in a plain store.
     plain = tmp_path / "plain" / "memories.db"
-    _fill(plain, None, 50)
-    assert found_in(plain.parent, 50)
+    service = _service(plain, None)
+    try:
+        content, tag, session = planted(0)
+        service.save([{"content": f"fact {content}", "tags": [tag]}], session_id=session)
+    finally:
+        service.close()
+    found = {marker for hits in found_in(plain.parent, 1).values() for marker in hits}
+    assert found == set(planted(0)), found
 
 
 def test_an_overwritten_plain_header_is_damaged_not_encrypted(tmp_path: Path) -> None:
