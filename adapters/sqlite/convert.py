@@ -200,25 +200,63 @@ def _sync_folder(folder: Path) -> None:
         os.close(fd)
 
 
+# What check_pages says when not one page authenticates with the key.
+KEY_DOES_NOT_OPEN = "the configured key does not open it"
+
+
+def _read_only(path: Path) -> Callable[[], Any]:
+    sqlite = sqlite_module()
+    return lambda: sqlite.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True,
+                                  check_same_thread=False)
+
+
 def check_pages(path: Path, key: bytes) -> list[str]:
-    """What is wrong with an encrypted store file, read-only: a key that does not open it,
-    pages whose authentication fails, or SQLite's own findings; [] when it is whole."""
+    """What is wrong with an encrypted store file, read-only: a key that does not open it
+    (KEY_DOES_NOT_OPEN), pages whose authentication fails, or SQLite's own findings; []
+    when it is whole."""
     sqlite = sqlite_module()
     try:
-        conn = cipher.open_keyed(
-            lambda: sqlite.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True,
-                                   check_same_thread=False), key, path, sqlite.DatabaseError)
+        conn = cipher.open_keyed(_read_only(path), key, path, sqlite.DatabaseError)
     except StoreLockedError:
-        return ["the configured key does not open it"]
+        return [unopened(path, key)]
     except sqlite.DatabaseError as exc:
         return [f"it cannot be read ({exc})"]
     try:
         found = [str(r[0]) for r in conn.execute("PRAGMA cipher_integrity_check")]
         if found:
-            return [f"{len(found)} pages fail SQLCipher's authentication (first: {found[0]})"]
+            return [_failing(found)]
         check = [str(r[0]) for r in conn.execute("PRAGMA quick_check(5)")]
         return [] if check == ["ok"] else [f"SQLite's check found: {'; '.join(check)}"]
     except sqlite.DatabaseError as exc:
         return [f"it cannot be read ({exc})"]
     finally:
         conn.close()
+
+
+def unopened(path: Path, key: bytes) -> str:
+    """Why `key` fails on the first page of the encrypted store at `path`: a different key
+    fails every page (KEY_DOES_NOT_OPEN), while damage that reaches the first page fails
+    only the pages it touched. SQLCipher's page check tells them apart: it authenticates
+    every page without decoding the first."""
+    sqlite = sqlite_module()
+    for hmac in (cipher.HMAC, cipher.HMAC_EARLIER):
+        conn = _read_only(path)()
+        try:
+            cipher.apply_key(conn, key, hmac)
+            found = [str(r[0]) for r in conn.execute("PRAGMA cipher_integrity_check")]
+            size = int(conn.execute("PRAGMA cipher_page_size").fetchone()[0])
+        except sqlite.DatabaseError:
+            continue
+        finally:
+            conn.close()
+        pages = path.stat().st_size // max(size, 1)
+        if found and len(found) < pages:
+            return _failing(found, pages)
+    return KEY_DOES_NOT_OPEN
+
+
+def _failing(found: list[str], pages: int = 0) -> str:
+    many = f"{len(found)} of {pages} pages" if pages else (
+        "1 page" if len(found) == 1 else f"{len(found)} pages")
+    verb = "fails" if len(found) == 1 else "fail"
+    return f"{many} {verb} SQLCipher's authentication (first: {found[0]})"

@@ -156,7 +156,7 @@ def _repair_encrypted(args: argparse.Namespace, config: Any, db: Path) -> int:
     """An encrypted store: its pages can only be read through SQLCipher with the key, so
     repair checks every page's authentication and, when all pass, writes every memory as
     export does; the page-by-page salvage past damage reads plain SQLite files only."""
-    from tinycontext.adapters.sqlite.convert import check_pages
+    from tinycontext.adapters.sqlite.convert import KEY_DOES_NOT_OPEN, check_pages
     from tinycontext.entry.container import sqlite_key
 
     key = sqlite_key(config)
@@ -166,6 +166,15 @@ def _repair_encrypted(args: argparse.Namespace, config: Any, db: Path) -> int:
               "run this again. Nothing was written.", file=sys.stderr)
         return 1
     problems = check_pages(db, key)
+    if problems == [KEY_DOES_NOT_OPEN]:
+        print(f"tinycontext repair: {db} is encrypted and the configured key does not open "
+              "it: not one of its pages authenticates with that key, which is what a "
+              "different key gives (damage fails only the pages it reaches), so as far as "
+              "repair can tell the store is not damaged. Set TINYCONTEXT_ENCRYPTION_KEY_FILE "
+              "(or TINYCONTEXT_ENCRYPTION_KEY) to the key it was encrypted with (after "
+              "`tinycontext rekey`, the new one) and run this again. Nothing was written.",
+              file=sys.stderr)
+        return 1
     if problems:
         print(f"tinycontext repair: {db} is encrypted and {problems[0]}. Salvaging memories "
               "around damaged pages reads plain SQLite files only, so it cannot be done for an "
