@@ -4,7 +4,10 @@ and a scan of files for them."""
 from __future__ import annotations
 
 import importlib.util
+import os
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -47,3 +50,24 @@ def found_in(folder: Path, count: int) -> dict[str, list[str]]:
         if found:
             hits[str(item)] = found[:5]
     return hits
+
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def fill_encrypted(db: Path, key_text: str, count: int) -> None:
+    """A new encrypted store at `db` of `count` planted memories, written by a child process
+    whose SQLite is SQLCipher (tests/integration/encryption_child.py)."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("TINYCONTEXT_", "OTEL_"))}
+    env.update(TINYCONTEXT_ENCRYPTION_KEY=key_text, PYTHONPATH=str(REPO))
+    subprocess.run([sys.executable, "-m", "tests.integration.encryption_child", "fill", str(db),
+                    str(count)], env=env, cwd=REPO, check=True, capture_output=True, timeout=300)
+    assert db.read_bytes()[:16] != b"SQLite format 3\x00"
+
+
+def smash_encrypted(db: Path, page: int, start: int = 0) -> None:
+    """Random bytes over one page of an encrypted store file (SQLCipher's 4096-byte pages),
+    from `start` within it."""
+    with db.open("r+b") as f:
+        f.seek((page - 1) * 4096 + start)
+        f.write(os.urandom(4096 - start))

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from tests.e2e.servers import cli_env, run_cli, tinycontext_command
+from tests.encryption_support import fill_encrypted, needs_extra, smash_encrypted
 from tests.store_damage import build_store
 
 
@@ -88,3 +89,39 @@ def test_a_bad_key_setting_is_reported_first_with_the_store_in_words(tmp_path: P
     detail = str(_checks(done)["encryption"]["detail"])
     assert detail.startswith("TINYCONTEXT_ENCRYPTION_KEY is shorter than 32 bytes"), detail
     assert "(the store: not created yet)" in detail and "too-short" not in detail
+
+
+@needs_extra
+@pytest.mark.slow
+@pytest.mark.parametrize("where", ["a middle page", "the first page"])
+def test_doctor_on_a_damaged_encrypted_store_advises_what_repair_can_do(
+        tmp_path: Path, where: str) -> None:
+    key, other = tmp_path / "key", tmp_path / "other"
+    for path in (key, other):
+        path.write_text(os.urandom(32).hex() + "\n")  # as `tinycontext keygen` writes one
+        path.chmod(0o600)
+    db = tmp_path / "store" / "memories.db"
+    db.parent.mkdir()
+    fill_encrypted(db, key.read_text().strip(), 120)
+    if where == "the first page":
+        smash_encrypted(db, 1, start=200)  # past the salt: other pages still authenticate
+    else:
+        smash_encrypted(db, db.stat().st_size // 4096 // 2)
+    env = {"TINYCONTEXT_ENCRYPTION_KEY_FILE": str(key)}
+    done = run_cli(tmp_path, "doctor", "--json", **env)
+    assert done.returncode == 1, done.stderr
+    integrity = _checks(done)["integrity"]
+    detail = str(integrity["detail"])
+    assert not integrity["ok"] and str(db) in detail
+    assert "restore it from a backup" in detail and "tinycontext import FILE" in detail
+    assert "cannot be salvaged around damage in an encrypted store" in detail
+    assert "repair -o" not in detail and "does not open" not in detail, detail
+    assert key.read_text().strip() not in done.stdout + done.stderr
+    # What doctor advises agrees with what repair does: it refuses, pointing to a backup.
+    repair = run_cli(tmp_path, "repair", "-o", str(tmp_path / "rescued.jsonl"), **env)
+    assert repair.returncode == 1 and "from a backup or an export" in repair.stderr
+    if where == "a middle page":
+        return
+    # Damage to the first page is not taken for another key, and another key still is.
+    wrong = run_cli(tmp_path, "doctor", "--json", TINYCONTEXT_ENCRYPTION_KEY_FILE=str(other))
+    assert "the configured key does not open it" in str(_checks(wrong)["integrity"]["detail"])

@@ -5,18 +5,21 @@ damaged page it exits 1 saying why and what to do, and writes nothing."""
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-from tests.e2e.servers import cli_env, run_cli
-from tests.encryption_support import found_in, needs_extra, planted
+from tests.e2e.servers import run_cli
+from tests.encryption_support import (
+    fill_encrypted,
+    found_in,
+    needs_extra,
+    planted,
+    smash_encrypted,
+)
 
 pytestmark = [needs_extra, pytest.mark.slow]
-REPO = Path(__file__).resolve().parents[2]
 MEMORIES = 120
 PAGE = 4096  # SQLCipher's page size, as the store writes it
 
@@ -34,12 +37,7 @@ def sealed_store(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     folder = tmp_path_factory.mktemp("encrypted")
     key = _key(folder, "key")
     db = folder / "memories.db"
-    env = cli_env(folder, TINYCONTEXT_ENCRYPTION_KEY=key.read_text().strip(),
-                  PYTHONPATH=str(REPO))
-    subprocess.run([sys.executable, "-m", "tests.integration.encryption_child", "fill", str(db),
-                    str(MEMORIES)], env=env, cwd=REPO, check=True, capture_output=True,
-                   timeout=300)
-    assert db.read_bytes()[:16] != b"SQLite format 3\x00"
+    fill_encrypted(db, key.read_text().strip(), MEMORIES)
     return db, key
 
 
@@ -53,13 +51,6 @@ def _copy(sealed_store: tuple[Path, Path], tmp_path: Path) -> tuple[Path, Path]:
     own.write_text(key.read_text())
     own.chmod(0o600)
     return db, own
-
-
-def _smash(db: Path, page: int, start: int = 0) -> None:
-    """Random bytes over one page of the encrypted file, from `start` within it."""
-    with db.open("r+b") as f:
-        f.seek((page - 1) * PAGE + start)
-        f.write(os.urandom(PAGE - start))
 
 
 def _written_nothing(done: subprocess.CompletedProcess[str], out: Path) -> str:
@@ -119,9 +110,10 @@ def test_repair_over_a_damaged_page_says_restore_and_writes_nothing(
     db, key = _copy(sealed_store, tmp_path)
     pages = db.stat().st_size // PAGE
     if where == "the first page":
-        _smash(db, 1, start=200)  # past the salt: the key still applies to every other page
+        # Past the salt: the key still applies to every other page.
+        smash_encrypted(db, 1, start=200)
     else:
-        _smash(db, pages // 2)
+        smash_encrypted(db, pages // 2)
     out = tmp_path / "rescued.jsonl"
     done = run_cli(tmp_path, "repair", "-o", str(out), TINYCONTEXT_ENCRYPTION_KEY_FILE=str(key))
     message = _written_nothing(done, out)

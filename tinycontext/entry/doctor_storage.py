@@ -201,6 +201,7 @@ def _key_source(config: TinyContextConfig) -> str:
 def _check_integrity(db: Path, key: bytes | None = None) -> Check:
     """SQLite's own consistency check of the store, on a read-only connection."""
     from tinycontext.adapters.sqlite.cipher import open_keyed
+    from tinycontext.adapters.sqlite.convert import KEY_DOES_NOT_OPEN, unopened
     from tinycontext.adapters.sqlite.driver import sqlite_module
     from tinycontext.domain.errors import StoreLockedError
 
@@ -222,15 +223,35 @@ def _check_integrity(db: Path, key: bytes | None = None) -> Check:
     except sqlite.Error as exc:  # the check itself can stop at a bad page after some rows
         found.append(str(exc))
     except StoreLockedError as exc:
-        return Check("integrity", False, exc.message)
+        # The first page failed with the key: another key, or damage that reaches it.
+        problem = KEY_DOES_NOT_OPEN if key is None else unopened(db, key)
+        if problem == KEY_DOES_NOT_OPEN:
+            return Check("integrity", False, exc.message)
+        return Check("integrity", False,
+                     f"{db} is encrypted and {problem}. {_restore_encrypted(db)}")
     if found == ["ok"]:
         return Check("integrity", True, f"{pragma} ok ({size / 1e6:.1f} MB)")
     first = found[0].replace("*** in database main ***", "").strip().replace("\n", "; ")
     many = f"{len(found)}+ problems" if len(found) >= 20 else f"{len(found)} problem" + (
         "s" if len(found) > 1 else "")
+    if key is not None:
+        return Check("integrity", False, (
+            f"{pragma} found {db} damaged ({many}; first: {first}). {_restore_encrypted(db)}"))
     return Check("integrity", False, (
         f"{pragma} found {db} damaged ({many}; first: {first}). To recover, stop "
         f"every server using it, run `tinycontext repair -o rescued.jsonl` (writes every "
         f"readable memory), move {db} and its -wal/-shm files aside, then `tinycontext "
         "import rescued.jsonl` (it creates a fresh store). Or restore a backup or an export."
     ))
+
+
+def _restore_encrypted(db: Path) -> str:
+    """What to do with a damaged encrypted store: what `repair` can do for one (export only
+    when every page authenticates) does not help, so a backup or an export."""
+    return (
+        "Memories cannot be salvaged around damage in an encrypted store (`tinycontext "
+        "repair` exports one only when every page authenticates and SQLite's check passes), "
+        f"so to recover: stop every server using it, move {db} and its -wal/-shm files "
+        "aside, then restore it from a backup, or load an export into a fresh store with "
+        "`tinycontext import FILE`."
+    )
