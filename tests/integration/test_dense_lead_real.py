@@ -57,14 +57,7 @@ def test_a_paraphrase_the_model_ranks_first_by_a_margin_stays_first(
         assert first(service) == FACT
     finally:
         service.close()
-    # The case the lever exists for: without it (its setting at 0) a memory sharing
-    # "holiday" wins.
-    off = build_service(
-        TinyContextConfig(memory_db_path=str(tmp_path / "m.db"), save_context_minutes=0,
-                          recall_dense_lead_weight=0.0),
-        embedder=real_embedder, background=False,
-    )
-    try:
-        assert first(off) != FACT
-    finally:
-        off.close()
+    # Without the lever a memory sharing "holiday" won on some CPUs and not on others
+    # (onnxruntime's integer kernels round differently, e.g. AVX2 alone against VNNI), so
+    # whether this case needs the lever is not asserted; the lever's exact effect on the
+    # fused scores is pinned in tests/unit/test_dense_lead.py.

@@ -33,8 +33,14 @@ TEXTS = [
 
 
 def int8_weight(rng: np.random.Generator, name: str, k: int, n: int) -> tuple[list[Any], str]:
-    """Initialisers and nodes computing a float weight as Cast(int8) * per-column scale."""
-    q = rng.integers(-127, 128, size=(k, n), dtype=np.int8)
+    """Initialisers and nodes computing a float weight as Cast(int8) * per-column scale.
+
+    Weights stay within +-63: on CPUs without VNNI, onnxruntime's uint8 x int8 kernel adds
+    pairs of products in int16, which saturates when two neighbouring weights near +-127
+    meet two activations near 255 (uniform random weights do that often; a trained model's
+    rarely: its closeness is checked on the real model below). This test is about the
+    rewrite's graph (scales, shared quantisation, split), the same on every CPU."""
+    q = rng.integers(-63, 64, size=(k, n), dtype=np.int8)
     scale = (rng.random((1, n)) * 0.02 + 0.001).astype(np.float32)
     inits = [numpy_helper.from_array(q, name + "_q"), numpy_helper.from_array(scale, name + "_s")]
     nodes = [
