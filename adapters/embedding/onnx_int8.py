@@ -16,9 +16,10 @@ is the same alone or in any batch. MatMuls that read the same input (attention's
 and value) share one quantisation and one product over their concatenated weights.
 
 The integer products took less time than float32 ones where measured, for batches and single
-queries alike, and the vectors stay within a cosine of 0.996 of the float32 model's
-(benchmarks/history.md, "Integer products for the default model", has the speed and
-retrieval figures). `onnx` is imported only here, when a model is first prepared.
+queries alike, and the vectors stay close to the float32 model's (benchmarks/history.md,
+"Integer products for the default model", has the speed and retrieval figures); a little less
+close on CPUs without VNNI, whose u8 x s8 kernel adds pairs of products in int16 and so
+saturates now and then. `onnx` is imported only here, when a model is first prepared.
 """
 
 from __future__ import annotations
