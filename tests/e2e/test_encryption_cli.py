@@ -140,17 +140,20 @@ def test_conversion_of_a_store_in_use_is_refused(tmp_path: Path) -> None:
     assert not list(db.parent.glob("*.converting-*"))
 
 
-def _kill_when_copied(process: subprocess.Popen[bytes], folder: Path, share: float,
+def _kill_when_copied(process: subprocess.Popen[bytes], folder: Path, share: float | None,
                      before: int) -> bool:
-    """SIGKILL once the conversion's new file holds `share` of the old one's size; False
-    when the process ended first."""
+    """SIGKILL once the conversion's new file holds `share` of the old one's size, or (share
+    None) once that file has been renamed over the store (while the old one is wiped);
+    False when the process ended first."""
+    seen = False
     while process.poll() is None:
         copies = list(folder.glob("*.converting-*"))
         try:
             size = max((c.stat().st_size for c in copies), default=-1)
         except FileNotFoundError:
             continue
-        if size >= share * before:
+        seen = seen or size >= 0
+        if (size >= share * before) if share is not None else (seen and size < 0):
             process.kill()
             process.wait()
             return True
@@ -158,33 +161,82 @@ def _kill_when_copied(process: subprocess.Popen[bytes], folder: Path, share: flo
     return False
 
 
-def test_kill_9_during_conversion_leaves_the_old_or_the_new_store_whole(tmp_path: Path) -> None:
-    pristine, key = tmp_path / "pristine" / "memories.db", _key(tmp_path)
-    pristine.parent.mkdir()
-    total = 2000
-    _run_child(tmp_path, "fill", str(pristine), str(total), "0", "150")
+KILLED_TOTAL = 2000
+
+
+@pytest.fixture(scope="module")
+def conversion_stores(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """KILLED_TOTAL memories in a plain store and in the same store encrypted with "key"
+    (each in a folder of its own), made once, and a second key "new"."""
+    folder = tmp_path_factory.mktemp("conversions")
+    stores = {"key": _key(folder), "new": _key(folder, "new"),
+              "plain": folder / "plain" / "memories.db",
+              "encrypted": folder / "encrypted" / "memories.db"}
+    stores["plain"].parent.mkdir()
+    _run_child(folder, "fill", str(stores["plain"]), str(KILLED_TOTAL), "0", "150")
+    shutil.copytree(stores["plain"].parent, stores["encrypted"].parent)
+    done = run_cli(folder, "encrypt", TINYCONTEXT_MEMORY_DB_PATH=str(stores["encrypted"]),
+                   TINYCONTEXT_ENCRYPTION_KEY_FILE=str(stores["key"]), timeout=300)
+    assert done.returncode == 0, done.stderr
+    return stores
+
+
+def _opened_as(tmp_path: Path, db: Path, old: Path | None, new: Path | None) -> str:
+    """"old" or "new": which state the store at `db` opens in (the key that opens it, or
+    plain), having checked that it holds every memory."""
+    plain = db.read_bytes()[:16] == PLAIN
+    for state, key in (("old", old), ("new", new)):
+        if plain != (key is None):
+            continue
+        process = _child(tmp_path, "count", str(db), key=key)
+        out, err = process.communicate(timeout=300)
+        if process.returncode == 0:
+            assert int(out.split()[-1]) == KILLED_TOTAL
+            return state
+        assert "does not open it" in err, err  # the other key's state, tried next
+    raise AssertionError(f"{db} opens neither as before nor as after the conversion")
+
+
+# Where each conversion starts, and its keys before and after (None: plain).
+CONVERSIONS = {"encrypt": ("plain", None, "key"), "decrypt": ("encrypted", "key", None),
+               "rekey": ("encrypted", "key", "new")}
+
+
+@pytest.mark.parametrize("kind", list(CONVERSIONS))
+def test_kill_9_during_conversion_leaves_the_old_or_the_new_store_whole(
+        conversion_stores: dict[str, Path], tmp_path: Path, kind: str) -> None:
+    start, old_name, new_name = CONVERSIONS[kind]
+    pristine = conversion_stores[start]
+    old = conversion_stores[old_name] if old_name else None
+    new = conversion_stores[new_name] if new_name else None
     db = _db(tmp_path)
-    env = cli_env(tmp_path, TINYCONTEXT_ENCRYPTION_KEY_FILE=str(key))
-    command = [sys.executable, "-m", "tinycontext", "encrypt"]
-    killed = 0
-    for share in (0.0, 0.3, 0.7, 0.95):
+    env = cli_env(tmp_path, TINYCONTEXT_ENCRYPTION_KEY_FILE=str(conversion_stores["key"]))
+    command = [sys.executable, "-m", "tinycontext", kind]
+    if kind == "rekey":
+        command += ["--new-key-file", str(new)]
+    killed, states = 0, set()
+    for share in (0.0, None, 0.6):  # None: just after the rename
         shutil.rmtree(db.parent, ignore_errors=True)
         shutil.copytree(pristine.parent, db.parent)
         process = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL,
                                    stderr=subprocess.DEVNULL)
         killed += _kill_when_copied(process, db.parent, share, pristine.stat().st_size)
-        encrypted = db.read_bytes()[:16] != PLAIN
-        assert _count(tmp_path, db, key if encrypted else None) == total
-        leftovers = {p: hits for p, hits in found_in(db.parent, total).items()
-                     if not p.endswith("memories.db") or encrypted}
-        assert leftovers == {}, leftovers
+        state = _opened_as(tmp_path, db, old, new)
+        states.add(state)
+        if kind != "decrypt":  # decrypting writes a plain copy by request
+            plain_store = db.read_bytes()[:16] == PLAIN
+            leftovers = {p: hits for p, hits in found_in(db.parent, KILLED_TOTAL).items()
+                         if not (p.endswith("memories.db") and plain_store)}
+            assert leftovers == {}, leftovers
     assert killed >= 2, "the conversions ended before they could be killed"
+    assert states == {"old", "new"}
     # A later conversion clears what a killed one left and completes.
-    if db.read_bytes()[:16] == PLAIN:
+    if state == "old":
         subprocess.run(command, env=env, check=True, capture_output=True, timeout=300)
     assert not list(db.parent.glob("*.converting-*"))
-    assert _count(tmp_path, db, key) == total
-    assert found_in(db.parent, total) == {}
+    assert _opened_as(tmp_path, db, old, new) == "new"
+    if kind != "decrypt":
+        assert found_in(db.parent, KILLED_TOTAL) == {}
 
 
 def test_two_processes_write_one_encrypted_store(tmp_path: Path) -> None:
