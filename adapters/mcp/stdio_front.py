@@ -35,6 +35,10 @@ REPLAYED_ID = "tinycontext-replayed-initialize"
 # of their parameters, the version (serverInfo), and the SDK that serialises them. Answers
 # recorded for other code are not used (the SDK answers, later): they would hide a tool's new
 # parameters. The test that compares the file with the SDK's answers catches what this misses.
+# Of the SDK and pydantic only the major version counts: users install whatever release is
+# current, and keying on the exact release turned the front off for nearly every install
+# (Codex then offered no tools); within a major version the answers have stayed the same, and
+# CI, which installs the newest releases, compares them with the SDK's.
 FINGERPRINTED_MODULES = (
     "tinycontext.adapters.mcp.server", "tinycontext.adapters.mcp.prompts",
     "tinycontext.app.inputs", "tinycontext.domain.labels", "tinycontext.domain.limits",
@@ -44,7 +48,7 @@ FINGERPRINTED_DISTRIBUTIONS = ("mcp", "mcp_types", "pydantic", "pydantic_core")
 
 
 def code_fingerprint() -> str:
-    """A digest of the code and library versions the handshake answers come from."""
+    """A digest of the code and the library major versions the handshake answers come from."""
     import hashlib
     from importlib.util import find_spec
 
@@ -57,9 +61,11 @@ def code_fingerprint() -> str:
     if sdk is not None and sdk.origin:
         site = Path(sdk.origin).parent.parent
         for name in sorted(os.listdir(site)):
+            distribution, _, version = name.removesuffix(".dist-info").partition("-")
             if (name.endswith(".dist-info")
-                    and name.split("-")[0].lower() in FINGERPRINTED_DISTRIBUTIONS):
-                digest.update(name.encode() + b"\0")
+                    and distribution.lower() in FINGERPRINTED_DISTRIBUTIONS):
+                major = version.split(".")[0]
+                digest.update(f"{distribution.lower()}-{major}".encode() + b"\0")
     return digest.hexdigest()
 
 

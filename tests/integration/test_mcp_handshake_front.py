@@ -4,6 +4,7 @@ before anything heavy is loaded."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -24,6 +25,35 @@ def test_the_recorded_answers_are_the_sdks() -> None:
     recorded = Path(SNAPSHOT_FILE).read_text(encoding="utf-8")
     assert recorded == render(build_snapshot()), (
         "handshake.json is stale: run python -m tinycontext.adapters.mcp.snapshot")
+
+
+def _fingerprint_with(monkeypatch: pytest.MonkeyPatch, distribution: str, version: str) -> str:
+    """The fingerprint were `distribution` installed at `version` instead."""
+    from tinycontext.adapters.mcp import stdio_front
+
+    listdir = os.listdir
+
+    def installed(path: str) -> list[str]:
+        return [f"{distribution}-{version}.dist-info"
+                if name.startswith(f"{distribution}-") and name.endswith(".dist-info") else name
+                for name in listdir(path)]
+
+    monkeypatch.setattr(stdio_front.os, "listdir", installed)
+    try:
+        return stdio_front.code_fingerprint()
+    finally:
+        monkeypatch.undo()
+
+
+@pytest.mark.parametrize("distribution", ["mcp", "mcp_types", "pydantic", "pydantic_core"])
+def test_a_newer_release_of_the_same_major_version_keeps_the_answers(
+        monkeypatch: pytest.MonkeyPatch, distribution: str) -> None:
+    from tinycontext.adapters.mcp.stdio_front import code_fingerprint
+
+    # Users install whatever release is current: the front must not turn off for a minor one.
+    current = code_fingerprint()
+    assert _fingerprint_with(monkeypatch, distribution, "2.999.7") == current
+    assert _fingerprint_with(monkeypatch, distribution, "3.0.0") != current
 
 
 def test_the_front_imports_only_the_standard_library() -> None:
