@@ -101,8 +101,21 @@ def unreadable_message(path: Path, what: str) -> str:
     )
 
 
+# An encrypted store's pages are read through SQLCipher only, so repair cannot read around
+# a damaged one (it exports an encrypted store only when every page authenticates).
+SALVAGE_ENCRYPTED = (
+    "Run `tinycontext doctor` to check it. Memories cannot be salvaged around damage in an "
+    "encrypted store (`tinycontext repair` exports one only when every page authenticates): "
+    "restore the file from a backup, or load an export into a fresh store with `tinycontext "
+    "import FILE`."
+)
+
+
 def damaged_message(path: Path, what: str) -> str:
-    return f"The memory store {path} is damaged: {what}. {SALVAGE}"
+    from .cipher import file_state
+
+    advice = SALVAGE_ENCRYPTED if file_state(path) == "encrypted" else SALVAGE
+    return f"The memory store {path} is damaged: {what}. {advice}"
 
 
 def refused_write_message(path: Path) -> str:

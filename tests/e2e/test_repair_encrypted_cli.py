@@ -139,3 +139,17 @@ def test_repair_with_a_different_key_says_to_set_the_right_one(
         assert wrong not in message, message
     for secret in (key.read_text().strip(), other.read_text().strip()):
         assert secret not in done.stderr
+
+
+def test_export_of_a_damaged_encrypted_store_points_to_a_backup_not_to_salvage(
+        sealed_store: tuple[Path, Path], tmp_path: Path) -> None:
+    db, key = _copy(sealed_store, tmp_path)
+    smash_encrypted(db, db.stat().st_size // PAGE // 2)
+    out = tmp_path / "out.jsonl"
+    done = run_cli(tmp_path, "export", "-o", str(out), TINYCONTEXT_ENCRYPTION_KEY_FILE=str(key))
+    assert done.returncode == 1 and not out.exists(), done.stderr
+    message = done.stderr.strip().splitlines()[-1]
+    assert message.startswith("tinycontext export: ") and "is damaged" in message
+    assert "cannot be salvaged around damage in an encrypted store" in message
+    assert "restore the file from a backup" in message
+    assert "write every readable memory" not in message, message
