@@ -70,7 +70,7 @@ def test_repair_with_the_key_writes_every_memory(sealed_store: tuple[Path, Path]
     done = run_cli(tmp_path, "repair", "-o", str(out), TINYCONTEXT_ENCRYPTION_KEY_FILE=str(key))
     assert done.returncode == 0, done.stderr
     assert "every page passes SQLCipher's check" in done.stderr
-    assert f"{MEMORIES} memories written" in done.stderr
+    assert f"tinycontext repair: {MEMORIES} memories written." in done.stderr
     assert out.stat().st_mode & 0o777 == 0o600
     contents = {json.loads(line)["content"].split()[1] for line in out.read_text().splitlines()}
     assert contents == {planted(i)[0] for i in range(MEMORIES)}

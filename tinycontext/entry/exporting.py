@@ -112,14 +112,16 @@ def _driver_error(exc: Exception, store_url: str) -> bool:
     return isinstance(exc, sqlite_module().DatabaseError)
 
 
-def cmd_export(args: argparse.Namespace) -> int:
+def cmd_export(args: argparse.Namespace, command: str = "export") -> int:
+    """`tinycontext export`; also `repair` on an encrypted store that checks out (`command`
+    names it in what is printed)."""
     from tinycontext.app.transfer import export_jsonl
     from tinycontext.entry.bootstrap import read_settings
     from tinycontext.entry.container import create_container
 
     config = read_settings().config
     if not config.store_url and not Path(config.memory_db_path).exists():
-        print(f"tinycontext export: no store at {config.memory_db_path}; nothing to export.",
+        print(f"tinycontext {command}: no store at {config.memory_db_path}; nothing to export.",
               file=sys.stderr)
         return 0
     material = export_key(args, config)
@@ -127,7 +129,7 @@ def cmd_export(args: argparse.Namespace) -> int:
     store = container.store()
     try:
         if args.session is not None and not store.session_exists(args.session):
-            print(f"tinycontext export: no memory was ever saved in session {args.session!r} "
+            print(f"tinycontext {command}: no memory was ever saved in session {args.session!r} "
                   "(check the name; without --session every memory is exported). "
                   "Nothing was written.", file=sys.stderr)
             return 1
@@ -135,20 +137,21 @@ def cmd_export(args: argparse.Namespace) -> int:
             count = export_jsonl(store, out, args.session, not args.no_embeddings,
                                  progress=lambda n: _progress(f"exported {n} memories..."))
     except StoreError as exc:
-        print(f"tinycontext export: {exc.message} {_nothing_written(args.output)}",
+        print(f"tinycontext {command}: {exc.message} {_nothing_written(args.output)}",
               file=sys.stderr)
         return 1
     except Exception as exc:
         if not _driver_error(exc, config.store_url):
             raise
-        print(f"tinycontext export: the memory store {config.memory_db_path} could not be "
+        print(f"tinycontext {command}: the memory store {config.memory_db_path} could not be "
               f"read ({exc}). {_nothing_written(args.output)} Run `tinycontext doctor` to "
               "check it; if it is damaged, `tinycontext repair -o FILE` writes every readable "
               "memory to FILE for `tinycontext import` into a fresh store.", file=sys.stderr)
         return 1
     finally:
         container.shutdown_resources()
-    print(f"tinycontext export: {_count(count, 'memory', 'memories')} written.", file=sys.stderr)
+    print(f"tinycontext {command}: {_count(count, 'memory', 'memories')} written.",
+          file=sys.stderr)
     return 0
 
 
@@ -183,7 +186,7 @@ def _repair_encrypted(args: argparse.Namespace, config: Any, db: Path) -> int:
         return 1
     print(f"tinycontext repair: {db} is encrypted and every page passes SQLCipher's check; "
           "writing every memory as `tinycontext export` does.", file=sys.stderr)
-    return cmd_export(args)
+    return cmd_export(args, "repair")
 
 
 def cmd_repair(args: argparse.Namespace) -> int:
