@@ -6,7 +6,9 @@
 The report holds current results only: each section names the run it comes from (command,
 revision, date, load average). To refresh a figure, re-run its benchmark with
 `--json-out docs/results/<name>.json` and run this script again. Needs the `docs` extra
-(matplotlib) for the plots.
+(matplotlib) for the plots. Hand-written notes on a run (docs/results/<name>.md) follow its
+section up to their `## Lab notes` heading: how the figures were reached and what was tried
+besides stay in the note, which the report links to.
 """
 
 from __future__ import annotations
@@ -24,6 +26,8 @@ ROOT = Path(__file__).resolve().parent.parent
 RESULTS, IMAGES = ROOT / "docs" / "results", ROOT / "docs" / "img"
 OUT = ROOT / "docs" / "benchmarks.md"
 CATEGORIES = ["1 multi-hop", "2 temporal", "3 open-domain", "4 single-hop", "5 adversarial"]
+# In a note beside the results, the heading its experiment log starts at.
+LAB_NOTES = re.compile(r"^## Lab notes[ \t]*$", re.M)
 HALVES = ["overall (1-4)", "tune 1-5: overall (1-4)", "check 6-10: overall (1-4)", "all (1-5)"]
 
 
@@ -129,7 +133,7 @@ TITLES = {"filters": "Filtered recall: tags, time windows, as of",
           "hooks": "Agent hooks: what a prompt gets, how long a hook takes",
           "encryption": "Encryption at rest", "import": "Importing other tools' exports",
           "handshake": "MCP stdio handshake: spawn to the tools list",
-          "recall-levers": "Recall levers: each switched off and on"}
+          "recall-levers": "Recall levers: settings off by default"}
 
 
 def hooks(runs: dict[str, dict[str, Any]], plot: Callable[..., str]) -> str:
@@ -241,18 +245,37 @@ def make_plotter(images: Path, out: Path, write_to: Path | None) -> Callable[...
     return plot
 
 
+def report_part(note: Path, out: Path) -> str:
+    """A note's text for the report: the part above its `## Lab notes` heading (how the
+    figures were reached, levers tried and dropped stay in the note, which the report
+    links to), its own title left out and its headings set below the section's own."""
+    text = note.read_text(encoding="utf-8")
+    current, *lab = LAB_NOTES.split(text, maxsplit=1)
+    current = re.sub(r"\A# .*\n", "", current.strip() + "\n").strip()
+    current = re.sub(r"^(#{2,5}) ", r"#\1 ", current, flags=re.M)
+
+    def moved(link: str) -> str:  # a link relative to the note, made relative to the report
+        return os.path.relpath(note.parent / link, out.parent).replace(os.sep, "/")
+
+    current = re.sub(r"\]\((?![a-z]+:|#|/)([^)\s#]+)",
+                     lambda m: "](" + moved(m.group(1)), current)
+    if lab:
+        link = moved(note.name)
+        current += (f"\n\nHow these figures were reached, and what was tried besides: "
+                    f"[the lab notes]({link}#lab-notes).")
+    return "\n" + current
+
+
 def render(results: Path, images: Path, out: Path, draw: bool = True) -> str:
     runs = {p.stem: json.loads(p.read_text(encoding="utf-8"))
             for p in sorted(results.glob("*.json"))}
     plot = make_plotter(images, out, images if draw else None)
 
     def notes(names: Iterable[str]) -> list[str]:
-        # Hand-written remarks on a run (what changed, what to read into it) sit beside its
-        # JSON as <name>.md and follow its section.
+        # Hand-written remarks on a run (how it was measured, what to read into it) sit
+        # beside its JSON as <name>.md and follow its section, up to their lab notes.
         found = [results / f"{n}.md" for n in names if (results / f"{n}.md").exists()]
-        # Their headings sit below the section's own.
-        return ["\n" + re.sub(r"^(#{2,5}) ", r"#\1 ", f.read_text(encoding="utf-8").strip(),
-                               flags=re.M) for f in found]
+        return [report_part(f, out) for f in found]
 
     parts = ["# Benchmarks", "",
              "Current results, written by `python benchmarks/report.py` from the JSON in "

@@ -51,3 +51,22 @@ def test_commands_name_no_folder_of_the_machine_that_ran_them(tmp_path: Path) ->
     assert "/work/" not in text and "/tmp/" not in text
     assert ("benchmark_widgets.py --data path/to/locomo10.json --store-dir path/to/tc-widgets "
             "--queries 10") in text
+
+
+def test_a_notes_lab_notes_stay_out_of_the_report(tmp_path: Path) -> None:
+    (tmp_path / "widgets.json").write_text(json.dumps(_run("widgets", {"n": 3})))
+    (tmp_path / "widgets.md").write_text(
+        "# Widgets\n\nCurrent: 3 widgets ([guide](../guide.md)).\n\n## Lab notes\n\n"
+        "### Tried first: 2 widgets, not kept\n")
+    text = report.render(tmp_path, tmp_path / "img", tmp_path / "site" / "out.md", draw=False)
+    assert "Current: 3 widgets ([guide](../../guide.md))" in text  # links follow the page
+    assert "# Widgets" not in text and "Tried first" not in text
+    assert "[the lab notes](../widgets.md#lab-notes)" in text
+
+
+def test_the_committed_report_holds_current_results_only() -> None:
+    text = report.OUT.read_text(encoding="utf-8")
+    headings = [line for line in text.splitlines() if line.startswith("#")]
+    assert [h for h in headings if h.startswith("# ")] == ["# Benchmarks"]
+    for word in ("lab notes", "earlier", "not built", "not reached", "before", "tried"):
+        assert not [h for h in headings if word in h.lower()], word
