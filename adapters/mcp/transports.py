@@ -20,6 +20,7 @@ from .stdio import DRAIN_SECONDS, serve_front, serve_stdio
 from .stdio_front import StdioFront
 
 if TYPE_CHECKING:
+    import uvicorn
     from starlette.routing import BaseRoute
     from starlette.types import ASGIApp, Receive, Scope, Send
 
@@ -220,7 +221,7 @@ def listening_socket(host: str, port: int) -> socket.socket:
     return sock
 
 
-def returning_server(config: Any) -> Any:
+def returning_server(config: uvicorn.Config) -> uvicorn.Server:
     """A uvicorn Server that stops on SIGINT/SIGTERM as uvicorn does (a second SIGINT: at once)
     and then returns, so the caller closes the stores and flushes telemetry. uvicorn itself
     raises the signal again once stopped: SIGTERM then kills the process before that."""

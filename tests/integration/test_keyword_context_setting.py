@@ -9,7 +9,7 @@ from pathlib import Path
 from tests.contract.store_support import day, mem, new
 from tinycontext import TinyContextConfig
 from tinycontext.domain.text import recall_terms
-from tinycontext.entry.container import open_store
+from tinycontext.entry.stores import open_store
 from tinycontext.ports.store import Scope
 
 

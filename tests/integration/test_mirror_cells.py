@@ -128,7 +128,7 @@ def test_the_probe_share_is_the_stores_setting(
     """`dense_probe_share` (the store's `probe_share`) sets how much of the scope a recall
     pool's probe covers: a wider probe scans more slots and finds no fewer exact neighbours."""
     from tinycontext import TinyContextConfig
-    from tinycontext.entry.container import open_store
+    from tinycontext.entry.stores import open_store
 
     path = tmp_path / "c.db"
     store, vectors = _clustered(path, 4000)

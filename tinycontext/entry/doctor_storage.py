@@ -136,7 +136,7 @@ def _configured_store_facts(container: Container) -> dict[str, Any]:
 def _scratch_store_facts(config: TinyContextConfig, scratch: Path) -> dict[str, Any]:
     """SQLite's facts (driver, FTS5, sqlite-vec, schema) on a throw-away store at `scratch`,
     opened as the container opens the configured one (same key, same driver)."""
-    from tinycontext.entry.container import open_store
+    from tinycontext.entry.stores import open_store
 
     store = open_store(config.model_copy(update={"memory_db_path": str(scratch)}))
     try:
@@ -172,7 +172,7 @@ def _check_encryption(config: TinyContextConfig, db: Path) -> tuple[Check, bytes
     whether the configured key (if any) is usable; never shows the key."""
     from tinycontext.adapters.sqlite.cipher import file_state, key_for_plain, no_key
     from tinycontext.domain.errors import TinyContextError
-    from tinycontext.entry.container import sqlite_key
+    from tinycontext.entry.stores import sqlite_key
 
     state = file_state(db)
     try:

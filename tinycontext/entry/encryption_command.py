@@ -13,14 +13,13 @@ import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 NAMES = ("keygen", "encrypt", "decrypt", "rekey")
 KEY_HINT = ("set TINYCONTEXT_ENCRYPTION_KEY_FILE to a key file (make one with `tinycontext "
             "keygen -o FILE`) or TINYCONTEXT_ENCRYPTION_KEY")
 
 
-def add_parsers(sub: Any) -> None:
+def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     keygen = sub.add_parser(
         "keygen", help="write a new encryption key file (0600)",
         description="Write 32 random bytes (64 hex characters) to a new owner-only file, for "
@@ -103,7 +102,7 @@ def _convert(args: argparse.Namespace) -> int:
     from tinycontext.adapters.sqlite.cipher import file_state
     from tinycontext.config.keys import read_key_file, store_key
     from tinycontext.entry.bootstrap import read_settings
-    from tinycontext.entry.container import sqlite_key_material
+    from tinycontext.entry.stores import sqlite_key_material
 
     name = args.command
     config = read_settings().config

@@ -16,9 +16,12 @@ import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING
 
 from tinycontext.domain.errors import StoreError
+
+if TYPE_CHECKING:
+    from tinycontext.config.engine import TinyContextConfig
 
 REPAIR_HELP = (
     "Write every readable memory of a damaged SQLite store as JSON Lines, the export format, "
@@ -75,7 +78,7 @@ def sealed_if(out: IO[str], material: bytes | None) -> Iterator[IO[str]]:
     writer.close()
 
 
-def export_key(args: argparse.Namespace, config: Any) -> bytes | None:
+def export_key(args: argparse.Namespace, config: TinyContextConfig) -> bytes | None:
     """The key material for `--encrypt`; refuses when no key is configured."""
     if not getattr(args, "encrypt", False):
         return None
@@ -155,12 +158,12 @@ def cmd_export(args: argparse.Namespace, command: str = "export") -> int:
     return 0
 
 
-def _repair_encrypted(args: argparse.Namespace, config: Any, db: Path) -> int:
+def _repair_encrypted(args: argparse.Namespace, config: TinyContextConfig, db: Path) -> int:
     """An encrypted store: its pages can only be read through SQLCipher with the key, so
     repair checks every page's authentication and, when all pass, writes every memory as
     export does; the page-by-page salvage past damage reads plain SQLite files only."""
     from tinycontext.adapters.sqlite.convert import KEY_DOES_NOT_OPEN, check_pages
-    from tinycontext.entry.container import sqlite_key
+    from tinycontext.entry.stores import sqlite_key
 
     key = sqlite_key(config)
     if key is None:
