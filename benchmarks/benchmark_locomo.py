@@ -22,6 +22,7 @@ reported apart. `--ablate LEVER` turns one part of the default ranking off for t
 from __future__ import annotations
 
 import argparse
+import contextlib
 import sys
 import time
 from datetime import UTC, datetime, timedelta
@@ -81,12 +82,8 @@ HALVES = ((1, 5, "tune"), (6, 10, "check"))
 
 
 def ablate(lever: str) -> dict[str, Any]:
-    """Switch one lever off for this process; returns config overrides it needs.
-
-    Stemming, which the keyword index is built with and has no setting, is switched off by
-    replacing the function that applies it (the benchmark's process only, before the store
-    is made).
-    """
+    """The config overrides that switch one lever off (stemming, which has no setting, is
+    switched off around the run instead: main)."""
     if lever == "score-fusion":
         return {"recall_fusion": "rrf"}
     if lever == "context":
@@ -101,10 +98,6 @@ def ablate(lever: str) -> dict[str, Any]:
         return {"save_context_dense_weight": 0.0}
     if lever == "keyword-context":
         return {"recall_keyword_context_weight": 0.0}
-    if lever == "stemming":
-        from tinycontext.domain import text
-
-        text.stem = lambda word: word  # type: ignore[assignment]
     return {}
 
 
@@ -319,7 +312,10 @@ def report(results: dict[str, Any], args: argparse.Namespace) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
-    results = run(args)
+    from tinycontext.testing.ablation import without_stemming
+
+    with without_stemming() if args.ablate == "stemming" else contextlib.nullcontext():
+        results = run(args)
     report(results, args)
     write_json(args.json_out, "locomo", args, results)
     return 0

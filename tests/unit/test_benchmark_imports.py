@@ -1,9 +1,10 @@
 """Benchmarks measure the product as its users see it: they import the public API
 (`tinycontext`), the public fakes and helpers (`tinycontext.testing`) and the ports a custom
-embedder, store, tokenizer or clock implements (`tinycontext.ports`, docs/guides/custom_ports.md)
-only. The imports of internals listed here are the ones left, each with its reason (a benchmark
-of one store or one kernel); the list may only shrink: a new one fails, and so does a listed
-one that is gone."""
+embedder, store, tokenizer or clock implements (`tinycontext.ports`, docs/guides/custom_ports.md:
+public for whoever writes a port, and a benchmark that hands a store prepared memories uses
+their types), and run the commands users run. The imports of internals listed here are the
+ones left, each with its reason; the list may only shrink: a new one fails, and so does a
+listed one that is gone."""
 
 from __future__ import annotations
 
@@ -15,7 +16,11 @@ PUBLIC = ("tinycontext", "tinycontext.testing", "tinycontext.ports")
 PUBLIC_PACKAGES = ("tinycontext.testing.", "tinycontext.ports.")  # and their modules
 
 LEFT = {
-    # PostgreSQL filled in bulk with COPY: the store's own schema, index and tenant names.
+    # PostgreSQL filled in bulk with COPY, into the store's own tables under its own index and
+    # tenant-tag names, the HNSW index dropped meanwhile. The public way in, the store port's
+    # `add` (tinycontext.testing.bulk), inserts every row into that index as it goes: tens of
+    # rows a second on this 2-core machine, hours for a 1,000,000-row layout that COPY loads
+    # in about ten minutes (benchmarks/history.md, "Many tenants in one PostgreSQL table").
     "_pg_bulk.py": {
         "tinycontext.adapters.postgres.schema", "tinycontext.adapters.postgres.store",
         "tinycontext.adapters.postgres.text", "tinycontext.domain.memory",
@@ -23,12 +28,8 @@ LEFT = {
     # The hook's own selection (floor, block budget) replayed over one recall per prompt for a
     # grid of floors; its speed half runs the real `tinycontext hook` subprocess.
     "benchmark_hooks.py": {"tinycontext.hooks.blocks", "tinycontext.hooks.responder"},
-    # Stemming switched off for --ablate by replacing the engine's stemmer, in the
-    # benchmark's process only: the keyword index is built with it, so a setting would have
-    # to rebuild every store's index when changed, for an ablation nobody runs in production
-    # (the other ranking and context levers are settings: configuration.md).
-    "benchmark_locomo.py": {"tinycontext.domain"},
-    # Many tenants' PostgreSQL stores over one shared pool, as hosted mode opens them.
+    # Many tenants' PostgreSQL stores over one shared pool, one store per tenant, as hosted
+    # mode opens them behind its proxy: the public API opens one store per configuration.
     "benchmark_pg_tenants.py": {
         "tinycontext.adapters.postgres.connection", "tinycontext.adapters.postgres.store",
     },
