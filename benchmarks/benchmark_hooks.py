@@ -1,9 +1,11 @@
 """Agent hooks: what a prompt hook injects, and how long a hook takes (docs/guides/hooks.md).
 
-Relevance (in process, the hook's own selection code): LoCoMo conversations 1-5 (the tuning
+Relevance (the hook's own selection: `tinycontext hook UserPromptSubmit` run as a
+subprocess per prompt, what it injects read back): LoCoMo conversations 1-5 (the tuning
 half) saved turn by turn into one store, as a person's memory would be; each QA question of
 categories 1-4 replayed as a prompt against the whole store (no session scope), and each of
-~100 ordinary coding prompts (benchmarks/coding_prompts.py) too. For every relevance floor of
+~100 ordinary coding prompts (benchmarks/coding_prompts.py) too, with the memory service
+started at each relevance floor (hook_relevance_floor). For every relevance floor of
 the grid: the share of questions whose injected block holds an evidence turn, the share of
 prompts that get anything, mean tokens injected per prompt (the whole block, counted like
 the budget), at the default hook_max_tokens. The coding targets: at most 10% of prompts get
@@ -23,6 +25,7 @@ import argparse
 import json
 import os
 import random
+import re
 import subprocess
 import sys
 import time
@@ -51,6 +54,7 @@ from benchmarks.metrics import mean, percentile  # noqa: E402
 from benchmarks.realistic import RealisticText  # noqa: E402
 
 FLOORS = "0.30,0.35,0.40,0.45,0.50,0.55,0.60"
+REF = re.compile(r'ref="([0-9a-f]{12})"')  # a memory's ref in a recall block
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
@@ -72,48 +76,102 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 
 
 def relevance(args: argparse.Namespace, progress: Progress) -> dict[str, Any]:
-    from tinycontext.hooks.blocks import above_floor, fit
-    from tinycontext.hooks.responder import CANDIDATES
-
     floors = [float(f) for f in args.floors.split(",")]
     conversations = load_locomo(args.data)[: args.conversations]
     results: dict[str, Any] = {"floors": {}}
     with throwaway_dir("hooks") as folder:
         service = make_service(folder / "memories.db", args.model, **settings(args))
-        budget = service.config.hook_max_tokens
+        budget, count = service.config.hook_max_tokens, service.tokenizer.count
         covers: dict[str, set[str]] = {}
         questions: list[tuple[str, tuple[str, ...]]] = []
         for conv in conversations:
             covers.update(ingest(service, conv, progress)["covers"])
             questions += [(qa.question, qa.evidence) for qa in conv.qas
                           if qa.evidence and qa.category in (1, 2, 3, 4)]
+        service.close()
+        by_ref = {memory_id.replace("-", "")[:12]: memory_id for memory_id in covers}
         progress(f"{len(covers):,} memories; replaying {len(questions):,} questions and "
-                 f"{len(CODING_PROMPTS)} coding prompts")
-
-        def recall(text: str) -> Any:
-            return service.recall(text, max_tokens=budget * 3, top_k=CANDIDATES, count=False)
-
-        asked = [(recall(q), set(evidence)) for q, evidence in questions]
-        coding = [recall(p) for p in CODING_PROMPTS]
-        count = service.tokenizer.count
+                 f"{len(CODING_PROMPTS)} coding prompts through `tinycontext hook`")
+        prompts = [("locomo", q, set(evidence)) for q, evidence in questions]
+        prompts += [("coding", p, set()) for p in CODING_PROMPTS]
         for floor in floors:
-            row: dict[str, Any] = {}
-            for name, items in (("locomo", asked), ("coding", [(r, set()) for r in coding])):
-                tokens, injected, evidence = [], 0, 0
-                for result, gold in items:
-                    text, chosen = fit(result, above_floor(result.memories, floor, ()), budget,
-                                       count)
-                    tokens.append(count(text) if text else 0)
-                    injected += bool(chosen)
-                    evidence += any(covers[m.id] & gold for m in chosen)
-                row[name] = {"prompts": len(items), "injected_share": injected / len(items),
-                             "mean_tokens": mean(tokens), "evidence_share": evidence / len(items)}
-            results["floors"][f"{floor:.2f}"] = row
-            progress(f"floor {floor:.2f} done")
+            env = _environment(args, folder / "memories.db", folder,
+                               hook_relevance_floor=floor, hook_capture="false")
+            _ready(env)
+            tally: dict[str, dict[str, Any]] = {
+                name: {"prompts": 0, "injected": 0, "evidence": 0, "tokens": []}
+                for name in ("locomo", "coding")}
+            gave_up = 0
+            try:
+                for done, (name, prompt, gold) in enumerate(prompts, 1):
+                    block, late = _prompt_hook(env, prompt, folder)
+                    gave_up += late
+                    chosen = {by_ref[ref] for ref in REF.findall(block) if ref in by_ref}
+                    row = tally[name]
+                    row["prompts"] += 1
+                    row["tokens"].append(count(block) if block else 0)
+                    row["injected"] += bool(chosen)
+                    row["evidence"] += any(covers[memory_id] & gold for memory_id in chosen)
+                    progress.tick(f"floor {floor:.2f}: {done:,}/{len(prompts):,} prompts")
+            finally:
+                _stopped(env)
+            results["floors"][f"{floor:.2f}"] = {
+                name: {"prompts": row["prompts"],
+                       "injected_share": row["injected"] / max(row["prompts"], 1),
+                       "mean_tokens": mean(row["tokens"]),
+                       "evidence_share": row["evidence"] / max(row["prompts"], 1)}
+                for name, row in tally.items()}
+            results["floors"][f"{floor:.2f}"]["gave_up"] = gave_up
+            progress(f"floor {floor:.2f} done" + (
+                f" ({gave_up} hook calls ran out of time and injected nothing: a busy "
+                "machine lowers these figures)" if gave_up else ""))
         results["budget"] = budget
         results["memories"] = len(covers)
-        service.close()
     return results
+
+
+def _environment(args: argparse.Namespace, db: Path, scratch: Path,
+                 **config: Any) -> dict[str, str]:
+    """The environment of a `tinycontext` subprocess on the store `db`: its own memory
+    service (runtime folder in `scratch`), no config file, the run's model and settings."""
+    run = scratch / "run"
+    run.mkdir(mode=0o700, exist_ok=True)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("TINYCONTEXT_")}
+    env.update(TINYCONTEXT_MEMORY_DB_PATH=str(db), XDG_RUNTIME_DIR=str(run),
+               TINYCONTEXT_CONFIG_FILE=str(scratch / "none.json"),
+               TINYCONTEXT_MODELS_DIR=str(db.parent / "models"),
+               **{f"TINYCONTEXT_{k.upper()}": str(v)
+                  for k, v in {**settings(args), **config}.items()})
+    if args.model != "hash":  # the fake has no setting: the service then runs the default
+        env["TINYCONTEXT_EMBEDDING_MODEL"] = args.model
+    return env
+
+
+def _ready(env: dict[str, str]) -> float:
+    """Seconds until the memory service answers (started by the first call if need be)."""
+    started = time.perf_counter()
+    while subprocess.run([str(Path(sys.executable).parent / "tinycontext"), "context",
+                          "warm up"], env=env, capture_output=True, timeout=60).returncode:
+        if time.perf_counter() - started > 120:
+            raise SystemExit("the memory service gave no answer within 120 s")
+    return time.perf_counter() - started
+
+
+def _prompt_hook(env: dict[str, str], prompt: str, scratch: Path) -> tuple[str, bool]:
+    """The block `tinycontext hook UserPromptSubmit` injects for a prompt (a session of its
+    own, so nothing counts as given before), and whether the call gave up (a line in the
+    hooks log: it ran out of time or the service failed)."""
+    log = scratch / "run" / "tinycontext" / "hooks.log"
+    before = log.read_text().count("\n") if log.exists() else 0
+    command = [str(Path(sys.executable).parent / "tinycontext"), "hook", "UserPromptSubmit"]
+    event = json.dumps({"session_id": f"bench-{random.random()}", "prompt": prompt,
+                        "cwd": "/tmp/bench-project"})
+    done = subprocess.run(command, input=event, env=env, capture_output=True, text=True,
+                          timeout=60)
+    late = (log.read_text().count("\n") if log.exists() else 0) > before
+    if not done.stdout.strip():
+        return "", late
+    return json.loads(done.stdout)["hookSpecificOutput"]["additionalContext"], late
 
 
 def build_store(args: argparse.Namespace, folder: Path, progress: Progress) -> Path:
@@ -161,14 +219,8 @@ def speed(args: argparse.Namespace, progress: Progress) -> dict[str, Any]:
         folder = args.store or scratch
         folder.mkdir(parents=True, exist_ok=True)
         db = build_store(args, folder, progress)
-        run = scratch / "run"
-        run.mkdir(mode=0o700)
-        env = {k: v for k, v in os.environ.items() if not k.startswith("TINYCONTEXT_")}
-        env.update(TINYCONTEXT_MEMORY_DB_PATH=str(db), XDG_RUNTIME_DIR=str(run),
-                   TINYCONTEXT_CONFIG_FILE=str(scratch / "none.json"),
-                   TINYCONTEXT_MODELS_DIR=str(db.parent / "models"),
-                   **{f"TINYCONTEXT_{k.upper()}": str(v) for k, v in settings(args).items()})
-        log = run / "tinycontext" / "hooks.log"
+        env = _environment(args, db, scratch)
+        log = scratch / "run" / "tinycontext" / "hooks.log"
         questions = RealisticText(args.data).questions(args.warm)
         cold, gave_up = [], 0
         for i in range(args.cold):
@@ -178,12 +230,7 @@ def speed(args: argparse.Namespace, progress: Progress) -> dict[str, Any]:
             gave_up += (log.read_text().count("\n") if log.exists() else 0) > before
             progress(f"cold call {i + 1}/{args.cold}: {cold[-1]:.2f} s")
         _stopped(env)
-        ready = time.perf_counter()
-        while subprocess.run([str(Path(sys.executable).parent / "tinycontext"), "context",
-                              "warm up"], env=env, capture_output=True, timeout=60).returncode:
-            if time.perf_counter() - ready > 120:
-                raise SystemExit("the memory service gave no answer within 120 s")
-        ready = time.perf_counter() - ready
+        ready = _ready(env)
         prompts = [p for pair in zip(questions, CODING_PROMPTS * 3, strict=False) for p in pair]
         warm, answered = [], 0
         for prompt in prompts[: args.warm]:

@@ -25,9 +25,6 @@ LEFT = {
         "tinycontext.adapters.postgres.schema", "tinycontext.adapters.postgres.store",
         "tinycontext.adapters.postgres.text", "tinycontext.domain.memory",
     },
-    # The hook's own selection (floor, block budget) replayed over one recall per prompt for a
-    # grid of floors; its speed half runs the real `tinycontext hook` subprocess.
-    "benchmark_hooks.py": {"tinycontext.hooks.blocks", "tinycontext.hooks.responder"},
     # Many tenants' PostgreSQL stores over one shared pool, one store per tenant, as hosted
     # mode opens them behind its proxy: the public API opens one store per configuration.
     "benchmark_pg_tenants.py": {
