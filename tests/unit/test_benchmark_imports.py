@@ -30,9 +30,6 @@ LEFT = {
     "benchmark_pg_tenants.py": {
         "tinycontext.adapters.postgres.connection", "tinycontext.adapters.postgres.store",
     },
-    # The browser's pages served in process (no socket between the timer and the page), over
-    # the Services every inbound adapter takes (OneService: the one service it built).
-    "benchmark_ui.py": {"tinycontext.adapters.web.app", "tinycontext.app.service_source"},
 }
 
 
