@@ -37,8 +37,9 @@ REPLAYED_ID = "tinycontext-replayed-initialize"
 # parameters. The test that compares the file with the SDK's answers catches what this misses.
 # Of the SDK and pydantic only the major version counts: users install whatever release is
 # current, and keying on the exact release turned the front off for nearly every install
-# (Codex then offered no tools); within a major version the answers have stayed the same, and
-# CI, which installs the newest releases, compares them with the SDK's.
+# (Codex then offered no tools). Within a major version the answers have differed in trivia
+# only (an older SDK adds an empty `experimental` capability); CI, which installs the newest
+# releases, compares the recording with their answers.
 FINGERPRINTED_MODULES = (
     "tinycontext.adapters.mcp.server", "tinycontext.adapters.mcp.prompts",
     "tinycontext.app.inputs", "tinycontext.domain.labels", "tinycontext.domain.limits",
