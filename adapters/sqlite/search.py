@@ -30,7 +30,7 @@ def recall_bm25(context_weight: float = KEYWORD_CONTEXT_WEIGHT) -> str:
 MIN_POSTINGS = 3000
 POSTINGS_PER_RESULT = 10
 RAREST_WORD_CAP = 4
-# Words whose document frequencies a thread keeps between writes (a bound on its memory).
+# Words whose document frequencies a connection keeps between writes (a bound on memory).
 COUNTED_WORDS = 20_000
 # A filter letting through at least this share of the memories is searched as the whole
 # store is (best matches first, then their rows); a narrower one lets its rows drive.
@@ -67,7 +67,10 @@ class Retrieval(DenseRetrieval):
                  keyword_context_weight: float = KEYWORD_CONTEXT_WEIGHT) -> None:
         super().__init__(pool, ivf, probe_share)
         self._recall_bm25 = recall_bm25(keyword_context_weight)
-        self._recent = threading.local()  # the thread's last document frequencies
+        # Document frequencies each connection has read while the store was unchanged: by
+        # id(connection) -> ((connection, data_version, total_changes), counts).
+        self._counted: dict[int, tuple[tuple[Any, int, int], dict[str, int]]] = {}
+        self._counted_lock = threading.Lock()
 
     def _prune_common(self, groups: Sequence[Sequence[str]], limit: int) -> list[Sequence[str]]:
         """Keep the rarest query words whose postings fit a budget.
@@ -99,17 +102,22 @@ class Retrieval(DenseRetrieval):
         fts5vocab counts a word by reading every posting of it, so a common word costs more
         the larger the store, and recall asks about many of the same words again (the
         keyword query, its ideal score, the feedback pass's candidate words and its second
-        query, then the next recall's). Each thread keeps the counts it has read while the
-        store is unchanged, i.e. on the same connection with the same data_version (no
-        commit by another connection) and total_changes (none by this one), and asks only
-        for the words it has not counted yet; any write starts the counts afresh."""
+        query, then the next recall's). Each connection keeps the counts it has read while
+        the store is unchanged, i.e. with the same data_version (no commit by another
+        connection) and total_changes (none by this one), and asks only for the words it has
+        not counted yet; any write starts the counts afresh. Kept per connection, not per
+        thread: recall asks from more than one thread, and the pool hands each whichever
+        connection is idle."""
         tokens = sorted({fold(t) for g in groups for t in g})
         if not tokens:
             return {}
         with self._pool.lease() as conn:
             version = conn.execute("PRAGMA data_version").fetchone()[0]
             state = (conn, version, conn.total_changes)
-            known: tuple[Any, dict[str, int]] | None = getattr(self._recent, "df", None)
+            with self._counted_lock:
+                known = self._counted.get(id(conn))
+            # The leased connection, and so its counts, are this thread's alone until the
+            # block ends.
             counts = known[1] if known is not None and known[0] == state else {}
             missing = [t for t in tokens if t not in counts]
             if missing:
@@ -121,9 +129,10 @@ class Retrieval(DenseRetrieval):
                 counts.update(self._pool.read(
                     f"SELECT term, doc FROM temp.memory_vocab WHERE term IN ({marks})", missing
                 ))
-        # One entry per thread (it holds the connection only to compare it: the pool closes
-        # connections, this never uses it).
-        self._recent.df = (state, counts)
+            # (The entry holds the connection only to compare it: the pool closes
+            # connections, this never uses it.)
+            with self._counted_lock:
+                self._counted[id(conn)] = (state, counts)
         return {t: counts[t] for t in tokens}
 
     def _rows(self) -> int:

@@ -5,6 +5,7 @@ connection's, deletions), and words asked together or one by one count the same.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -62,3 +63,22 @@ def test_the_kept_counts_are_bounded(store: SqliteStore, monkeypatch: pytest.Mon
     first = idf(store, "kettle", "walk")
     assert idf(store, "harbour") and idf(store, "kettle", "walk") == first
     assert set(idf(store, "kettle", "walk", "harbour")) == {"kettle", "walk", "harbour"}
+
+
+def test_counts_kept_by_one_thread_stay_current_for_another(store: SqliteStore) -> None:
+    """The counts are kept per connection, and recall asks from more than one thread (the
+    pool hands each whichever connection is idle): a write made from one thread is counted
+    by every thread afterwards, whichever connection it is handed."""
+    def from_threads(*words: str) -> list[dict[str, float]]:
+        with ThreadPoolExecutor(max_workers=3) as pool:
+            return list(pool.map(lambda _: idf(store, *words), range(6)))
+
+    before = from_threads("harbour", "kettle")
+    assert all(seen == before[0] for seen in before)
+    with ThreadPoolExecutor(max_workers=1) as writer:
+        writer.submit(store.add, [new(mem(12, "harbour quay")), new(mem(13, "harbour wall"))]
+                      ).result()
+    after = from_threads("harbour", "kettle")
+    assert all(seen == after[0] for seen in after)
+    assert after[0]["harbour"] < before[0]["harbour"]
+    assert idf(store, "harbour", "kettle") == after[0]
