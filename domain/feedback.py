@@ -1,6 +1,7 @@
 """Pseudo-relevance feedback on the keyword side: a second keyword query made of the rarest
 words shared by the first pass's best results, whose matches join the candidates at a lower
-weight.
+weight; or, without a second query, the best candidates already in hand re-weighed by how
+much of the question's and those words' rarity each one holds.
 
 An answer spread over several conversations often shares no word with the question in its
 second half ("What did she do after the move?" -> a memory about the new flat that never
@@ -12,7 +13,7 @@ that neither retriever had among its candidates.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence, Set
+from collections.abc import Collection, Mapping, Sequence, Set
 
 # How many of the first pass's best candidates lend their words.
 FEEDBACK_DOCS = 3
@@ -24,6 +25,10 @@ FEEDBACK_TERMS = 6
 FEEDBACK_MIN_IDF = 2.5
 # Words shorter than this carry little topic (after stemming: "go", "ok", numerals like "2").
 FEEDBACK_MIN_LENGTH = 3
+# Feedback in hand re-weighs only this many of the best fused candidates: the evidence it
+# lifts into the top slots is rarely further down, and each one re-weighed costs a read of
+# its words. Chosen on LoCoMo conversations 1-5 (docs/results/recall-levers.md).
+INHAND_DEPTH = 50
 
 
 def feedback_candidates(
@@ -71,3 +76,37 @@ def feedback_shares(scores: Mapping[str, float], scale: float) -> dict[str, floa
     if top <= 0:
         return {}
     return {mid: max(s, 0.0) / top for mid, s in scores.items()}
+
+
+def held_shares(
+    documents: Mapping[str, Collection[str]], idf: Mapping[str, float], words: Sequence[str],
+) -> dict[str, float]:
+    """Each document's share (0..1) of the words' summed IDF that it holds: a word counts
+    once however often the document repeats it, and a word the store holds nowhere (missing
+    from `idf`) weighs nothing. Documents holding none are left out; {} when the words weigh
+    nothing at all.
+
+    No term frequency and no length normalisation, unlike BM25: the candidates were already
+    found by both retrievers, and what is asked here is only which of them speak of the
+    question's topic as its best results name it."""
+    weighed = {w: idf.get(w, 0.0) for w in words}
+    scale = sum(weighed.values())
+    if scale <= 0:
+        return {}
+    shares: dict[str, float] = {}
+    for key, held in documents.items():
+        total = sum(value for word, value in weighed.items() if word in held)
+        if total > 0:
+            shares[key] = total / scale
+    return shares
+
+
+def reweigh(
+    base: Sequence[float], keys: Sequence[str], shares: Mapping[str, float], weight: float,
+) -> list[float]:
+    """Fusion scores (`base`, one per key, in order) with `weight` x each key's share added
+    (0 for keys without one); unchanged when the weight or the shares are empty."""
+    if weight <= 0 or not shares:
+        return list(base)
+    return [value + weight * shares.get(key, 0.0)
+            for value, key in zip(base, keys, strict=True)]

@@ -112,6 +112,14 @@ class Retrieval(Protocol):
         means the store cannot tell: recall then adds no feedback query."""
         return {}
 
+    def indexed_words(self, memory_ids: Sequence[str]) -> dict[str, list[str]]:
+        """Each given memory's own words as the recall side of the keyword index holds them
+        (domain.text.stemmed_terms of its content, split; not its save-time context), for
+        recall's feedback in hand, so that nothing is stemmed at recall. This default, {},
+        means the store keeps no such words: recall then stems those memories' text itself
+        (the same words, at a cost)."""
+        return {}
+
     def nearest(self, vector: Vector, model_key: str, scope: Scope, limit: int) -> list[Scored]:
         """Live memories in scope by cosine similarity to `vector`, closest first."""
         ...

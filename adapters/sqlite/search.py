@@ -101,7 +101,7 @@ class Retrieval(DenseRetrieval):
 
         fts5vocab counts a word by reading every posting of it, so a common word costs more
         the larger the store, and recall asks about many of the same words again (the
-        keyword query, its ideal score, the feedback pass's candidate words and its second
+        keyword query, its ideal score, the feedback passes' candidate words and the second
         query, then the next recall's). Each connection keeps the counts it has read while
         the store is unchanged, i.e. with the same data_version (no commit by another
         connection) and total_changes (none by this one), and asks only for the words it has
@@ -159,6 +159,20 @@ class Retrieval(DenseRetrieval):
             return {}
         rows = self._indexed_rows()
         return {w: fts5_idf(n, rows) for w, n in df.items() if n > 0}
+
+    def indexed_words(self, memory_ids: Sequence[str]) -> dict[str, list[str]]:
+        """The keyword index's `stems` column of each memory: the stemmed words it was
+        given at save, no stemming. Read from FTS5's content table (its second column,
+        c1) by rowid, as the averages record is read from its data table: through the
+        virtual table the same lookup costs several times more."""
+        if not memory_ids:
+            return {}
+        marks = ",".join("?" * len(memory_ids))
+        rows = self._pool.read(
+            "SELECT m.id, c.c1 FROM memories m JOIN memory_fts_content c ON c.id = m.seq "
+            f"WHERE m.id IN ({marks})", list(memory_ids),
+        )
+        return {mid: (stems or "").split() for mid, stems in rows}
 
     def keyword_search(
         self, groups: Sequence[Sequence[str]], scope: Scope, limit: int

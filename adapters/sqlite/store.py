@@ -152,6 +152,9 @@ class SqliteStore(Store):
     def keyword_rarity(self, words: Sequence[str]) -> dict[str, float]:
         return self._search.keyword_rarity(words)
 
+    def indexed_words(self, memory_ids: Sequence[str]) -> dict[str, list[str]]:
+        return self._search.indexed_words(memory_ids)
+
     def nearest(self, vector: Vector, model_key: str, scope: Scope, limit: int) -> list[Scored]:
         return self._scored(self._search.nearest(vector, model_key, scope, limit))
 

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 from array import array
+from dataclasses import replace
 
 import pytest
 
 from tests.contract.store_support import KEY, day, mem, mid, new, vec
 from tests.fakes import HashEmbedder
-from tinycontext.domain.text import keyword_groups, recall_terms
+from tinycontext.domain.text import keyword_groups, recall_terms, stemmed_terms
 from tinycontext.ports.store import Scope, Store
 
 EPI = Scope("episodic")
@@ -149,6 +150,23 @@ def test_keyword_rarity_is_each_stored_words_idf(store):
     assert set(rarity) == {"common", "rare"}
     assert 0.0 < rarity["common"] < rarity["rare"]
     assert rarity["rare"] > store.keyword_ideal([["rare"]]) / 2
+
+
+def test_indexed_words_are_the_stemmed_words_of_each_memory(store, store_kind):
+    a = mem(1, "Orla rented a pottery studio in Kilkenny, beside the bakery.", created=day(1))
+    b = mem(2, "Running shoes, running tracks", created=day(2))
+    store.add([new(a), replace(new(b), context="studios and bakeries")])
+    words = store.indexed_words([a.id, b.id, mid(9)])
+    if store_kind == "postgres":
+        # Its keyword index keeps tsvectors, not the words in order: recall stems instead.
+        assert words == {}
+        return
+    # The memory's own words only (not its save-time context), folded and stemmed, in order;
+    # an unknown id is left out.
+    assert words == {a.id: stemmed_terms(a.content).split(), b.id: ["run", "shoe", "run",
+                                                                    "track"]}
+    assert words[a.id][:4] == ["orla", "rent", "a", "potteri"]
+    assert store.indexed_words([]) == {}
 
 
 def test_keyword_ties_newer_first_then_id(store):

@@ -237,3 +237,18 @@ def test_keyword_rarity_is_the_idf_of_stored_words(make) -> None:  # type: ignor
     rarity = service.store.keyword_rarity(["kilkenni", "the", "zzzunseen"])
     assert set(rarity) == {"kilkenni", "the"}
     assert rarity["kilkenni"] > 2.5 > rarity["the"]
+
+
+def test_feedback_in_hand_lifts_a_memory_about_the_best_results_topic_only_when_on(make) -> None:  # type: ignore[no-untyped-def]
+    """Without a second query: the bakery memory is among the candidates already (the dense
+    side hands over every memory of this small store) but below the top 3; re-weighed by the
+    rare words it shares with the best result, it rises into them. Off, it does not."""
+    tops = {}
+    for weight in (0.0, 1.0):
+        service = make(recall_feedback_inhand_weight=weight, save_context_minutes=0)
+        service.save([{"content": t} for t in [*FILLER, *STUDIO_NEIGHBOURS]], "s")
+        service.save([{"content": STUDIO}, {"content": BAKERY}], "s")
+        found = service.recall("Where is Orla's pottery studio?", "s", 10**6, 3).to_dict()
+        tops[weight] = [m["content"] for m in found["memories"]]
+    assert tops[0.0][0] == STUDIO and BAKERY not in tops[0.0]
+    assert tops[1.0][0] == STUDIO and BAKERY in tops[1.0]

@@ -2,7 +2,13 @@
 
 from __future__ import annotations
 
-from tinycontext.domain.feedback import feedback_candidates, feedback_shares, feedback_terms
+from tinycontext.domain.feedback import (
+    feedback_candidates,
+    feedback_shares,
+    feedback_terms,
+    held_shares,
+    reweigh,
+)
 from tinycontext.domain.recall import Candidate, FusionWeights, fusion_base
 
 
@@ -57,3 +63,27 @@ def test_words_of_the_stronger_results_weigh_more() -> None:
     idf = {"zermatt": 3.0, "bakeri": 3.0, "kiln": 4.0}
     assert feedback_terms(docs, idf, limit=1) == ["kiln"]
     assert feedback_terms(docs, idf, [1.0, 0.5], limit=2) == ["zermatt", "bakeri"]
+
+
+def test_held_shares_are_each_documents_share_of_the_words_idf() -> None:
+    docs = {"a": {"kilkenni", "studio", "bakeri"}, "b": {"bakeri", "marbl"}, "c": {"kiln"},
+            "d": ["studio", "studio"]}
+    idf = {"kilkenni": 4.0, "studio": 2.0, "bakeri": 3.0, "marbl": 1.0}
+    # Scale: 4 + 2 + 3 + 1 = 10 ("unseen" is held nowhere in the store: it weighs nothing).
+    shares = held_shares(docs, idf, ["kilkenni", "studio", "bakeri", "marbl", "unseen"])
+    assert shares == {"a": 0.9, "b": 0.4, "d": 0.2}  # "c" holds none of the words
+
+
+def test_held_shares_count_a_word_once_and_need_some_weight() -> None:
+    assert held_shares({"a": ["x", "x", "y"]}, {"x": 1.0, "y": 3.0}, ["x", "y", "x"]) == {
+        "a": 1.0}
+    assert held_shares({"a": {"x"}}, {"x": 0.0}, ["x"]) == {}
+    assert held_shares({"a": {"x"}}, {}, ["x"]) == {}
+    assert held_shares({"a": {"x"}}, {"x": 1.0}, []) == {}
+
+
+def test_reweigh_adds_the_weighted_share_to_each_candidates_score() -> None:
+    assert reweigh([1.0, 0.5, 0.25], ["a", "b", "c"], {"b": 0.5, "c": 1.0}, 0.5) == [
+        1.0, 0.75, 0.75]
+    assert reweigh([1.0, 0.5], ["a", "b"], {"b": 1.0}, 0.0) == [1.0, 0.5]
+    assert reweigh([1.0, 0.5], ["a", "b"], {}, 0.5) == [1.0, 0.5]

@@ -1,4 +1,5 @@
-"""Recall's pseudo-relevance feedback pass (domain.feedback) over the store's ports."""
+"""Recall's pseudo-relevance feedback (domain.feedback) over the store's ports: the second
+keyword query, and the re-weighing of the candidates in hand."""
 
 from __future__ import annotations
 
@@ -7,9 +8,11 @@ from functools import lru_cache
 
 from tinycontext.domain.feedback import (
     FEEDBACK_DOCS,
+    INHAND_DEPTH,
     feedback_candidates,
     feedback_shares,
     feedback_terms,
+    held_shares,
 )
 from tinycontext.domain.memory import Memory
 from tinycontext.domain.recall import Candidate, FusionWeights, rank
@@ -58,3 +61,32 @@ def feedback_pass(
             candidates.append(Candidate(m.id, m.created_at, dense=cosines.get(m.id)))
     return feedback_shares({h.memory.id: h.score for h in hits},
                            core.store.keyword_ideal(groups))
+
+
+def inhand_pass(
+    core: Core, terms: Sequence[Sequence[str]], candidates: Sequence[Candidate],
+    memories: dict[str, Memory], weights: FusionWeights, base: Sequence[float],
+) -> dict[str, float]:
+    """Feedback without a second query: the expansion words of the best three candidates
+    (as the feedback query picks them), then each of the INHAND_DEPTH best candidates' share
+    of the question's and those words' IDF (domain.feedback.held_shares); {} when the best
+    ones offer no word rare enough. `base`: the candidates' fusion_base. The words come
+    from the keyword index (Retrieval.indexed_words); a memory the store has none for is
+    stemmed here."""
+    best = rank(candidates, weights, limit=INHAND_DEPTH, base=base)
+    ids = [r.memory_id for r in best]
+    indexed = core.store.indexed_words(ids)
+    documents = {mid: indexed[mid] if mid in indexed
+                 else stemmed_terms(memories[mid].content).split() for mid in ids}
+    top = [documents[r.memory_id] for r in best[:FEEDBACK_DOCS]]
+    asked = {w for g in stem_groups([list(g) for g in terms]) for w in g}
+    words = feedback_candidates(top, asked, _stopword_stems())
+    if not words:
+        return {}
+    # One look-up for both: the question's words are usually counted already.
+    idf = core.store.keyword_rarity([*words, *sorted(asked)])
+    expansion = feedback_terms(top, idf, [r.rrf for r in best[:FEEDBACK_DOCS]])
+    if not expansion:
+        return {}
+    return held_shares({mid: set(words) for mid, words in documents.items()}, idf,
+                       [*sorted(asked), *expansion])

@@ -7,6 +7,7 @@ from dataclasses import replace
 from tinycontext.domain import listing
 from tinycontext.domain.dates import dated_ids
 from tinycontext.domain.errors import StoreError, StoreReadOnlyError
+from tinycontext.domain.feedback import reweigh
 from tinycontext.domain.labels import MemoryFilter
 from tinycontext.domain.memory import EPISODIC, PROFILE, Memory
 from tinycontext.domain.recall import (
@@ -24,7 +25,7 @@ from tinycontext.domain.text import recall_terms
 from tinycontext.ports.store import Scope, Scored
 
 from .core import Core
-from .feedback import feedback_pass
+from .feedback import feedback_pass, inhand_pass
 from .rendering import Framing
 from .results import ProfileItem, RecalledItem, RecallResult, Scores, metadata_of
 from .vectors import maxsim
@@ -151,6 +152,11 @@ def semantic_recall(
                     if mid not in known))
     # Score fusion's shares are computed once for both rankings (before and after MaxSim).
     base = fusion_base(candidates, weights, ideal, dated, shares) if scored else None
+    inhand = core.config.recall_feedback_inhand_weight
+    if base is not None and inhand > 0 and candidates:
+        with core.stage("feedback_inhand"):
+            held = inhand_pass(core, terms, candidates, memories, weights, base)
+            base = reweigh(base, [c.memory_id for c in candidates], held, inhand)
     late = None
     if query_tokens:
         with core.stage("late_interaction"):

@@ -81,6 +81,9 @@ class TinyContextConfig(BaseModel):
     recall_spread_minutes: int = Field(default=60, ge=0, le=10_080)
     # Pseudo-relevance feedback (0 = off): a second keyword query from the best results' words.
     recall_feedback_weight: float = Field(default=0.0, ge=0.0, le=1.0)
+    # Feedback in hand (0 = off): the best candidates re-weighed by the share of the question's
+    # and the best results' rare words they hold; no second query.
+    recall_feedback_inhand_weight: float = Field(default=0.0, ge=0.0, le=1.0)
     # Score fusion: the clear dense winner's bonus and the named period's (0 turns each off).
     recall_dense_lead_weight: float = Field(default=DENSE_LEAD_WEIGHT, ge=0.0, le=10.0)
     recall_date_cue_weight: float = Field(default=DATE_CUE_WEIGHT, ge=0.0, le=1.0)

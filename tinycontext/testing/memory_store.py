@@ -140,6 +140,12 @@ class InMemoryStore(Store):
                     out[word] = math.log((n - df + 0.5) / (df + 0.5) + 1.0)
             return out
 
+    def indexed_words(self, memory_ids: Sequence[str]) -> dict[str, list[str]]:
+        """Each known memory's stemmed words, as its keyword search reads them."""
+        with self._lock:
+            return {mid: stemmed_terms(self._rows[mid][1].content).split()
+                    for mid in memory_ids if mid in self._rows}
+
     def nearest(self, vector: Vector, model_key: str, scope: Scope, limit: int) -> list[Scored]:
         with self._lock:
             hits = [
