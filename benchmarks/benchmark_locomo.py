@@ -17,6 +17,7 @@ reported apart. `--ablate LEVER` turns one part of the default ranking off for t
     python benchmarks/benchmark_locomo.py --data ../shared/data/locomo10.json
     python benchmarks/benchmark_locomo.py --ablate stemming
     python benchmarks/benchmark_locomo.py --render plain --skip 5   # the check half only
+    python benchmarks/benchmark_locomo.py --compare recall_feedback_inhand_weight=0.5
 """
 
 from __future__ import annotations
@@ -44,6 +45,7 @@ from benchmarks._common import (  # noqa: E402
     throwaway_dir,
     write_json,
 )
+from benchmarks._compare import parse_compare, settings_swapped  # noqa: E402
 from benchmarks.datasets import LOCOMO_CATEGORIES, LocomoConversation, load_locomo  # noqa: E402
 from benchmarks.metrics import (  # noqa: E402
     Scoreboard,
@@ -125,8 +127,13 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--ablate", choices=list(ABLATIONS), default="none",
                         help="turn one lever of the default ranking off: "
                         + "; ".join(f"{k}: {v}" for k, v in ABLATIONS.items()))
+    parser.add_argument("--compare", metavar="KEY=VALUE[,KEY=VALUE]", action="append",
+                        default=[], help="also recall every question with these settings "
+                        "(recall_* keys) on the same store, as a mode of its own at an "
+                        "unlimited budget: off/on pairs on identical data (repeatable)")
     add_common_arguments(parser)
     args = parser.parse_args(argv)
+    args.variants = parse_compare(args.compare)
     args.ks = sorted({int(k) for k in args.ks.split(",") if k.strip()})
     if not args.data.is_file():
         parser.error(f"LoCoMo data not found at {args.data}; pass --data PATH")
@@ -199,6 +206,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     progress = Progress("locomo", args.quiet)
     conversations = load_locomo(args.data)[: args.limit][args.skip :]
     modes = list(MODES) if not args.no_ablations else ["hybrid", "hybrid-default-budget"]
+    modes += list(args.variants)
     boards = {mode: Scoreboard() for mode in modes}
     deepest = max(args.ks)
     stats: dict[str, Any] = {"conversations": len(conversations), "turns": 0, "stored": 0,
@@ -244,6 +252,11 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                     if k == deepest:
                         budget_tokens.append(cut["total_tokens"])
                         budget_returned.append(len(cut["memories"]))
+                    for name, update in args.variants.items():
+                        with settings_swapped(service, update):
+                            found = service.recall(qa.question, conv.sample_id, UNLIMITED, k)
+                        ranked = [sorted(covers[m["id"]]) for m in found.to_dict()["memories"]]
+                        score(ranked, qa.evidence, k, deepest, per_mode[name])
                 if "dense-only" in per_mode:
                     # Each retriever exactly as recall calls it (same pool), cut to deepest k.
                     alone = retrievers_alone(service, qa.question, scope, deepest)
@@ -296,7 +309,8 @@ def report(results: dict[str, Any], args: argparse.Namespace) -> None:
              *[pct(g[f"hit@{k}"]) for k in ks], g["mrr"]]
             for group, g in groups.items()
         ]
-        print_table(headers, rows, f"{mode}: {MODES[mode]} (percent; MRR 0-1)")
+        what = MODES.get(mode, "the same recall with these settings, same store")
+        print_table(headers, rows, f"{mode}: {what} (percent; MRR 0-1)")
     budget = results["default_budget"]
     print(f"\nDefault budget at top_k {max(ks)}: "
           + ", ".join(f"{k.replace('_', ' ')} {v:.1f}" for k, v in budget.items()))
