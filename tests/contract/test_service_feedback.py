@@ -9,6 +9,7 @@ from datetime import UTC, datetime
 
 import pytest
 
+from tests.errands import FILLER
 from tests.fakes import FixedClock, HashEmbedder, WordTokenizer
 from tinycontext.app.service import MemoryService
 from tinycontext.config.engine import TinyContextConfig
@@ -23,18 +24,6 @@ NEIGHBOURS = [
     "Pottery wheels are cheaper second hand.",
 ]
 # Enough other memories that the best result's own words are rare (IDF above 2.5).
-FILLER = [f"Reminder {i}: {errand}." for i, errand in enumerate([
-    "buy milk and eggs", "call the dentist", "water the plants", "pay the gas bill",
-    "return the library books", "book the car service", "renew the passport",
-    "send the birthday card", "clean the gutters", "walk the dog before work",
-    "order printer ink", "fix the squeaky door", "pick up the dry cleaning",
-    "charge the camera battery", "take out the recycling", "cancel the gym trial",
-    "update the laptop", "back up the photos", "defrost the freezer", "check the tyres",
-    "sort the post", "wash the car", "iron the shirts", "buy a new kettle",
-    "plan the weekly meals", "feed the cat", "mow the lawn", "vacuum the stairs",
-    "refill the soap", "test the smoke alarm", "bleed the radiators", "sweep the patio",
-    "oil the bike chain", "pay the rent", "empty the dishwasher", "buy stamps",
-])]
 
 
 def top3(store, weight: float) -> list[str]:

@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from tests.errands import FILLER
 from tinycontext.app.service import MemoryService
 from tinycontext.app.vectors import cosine
 from tinycontext.config.engine import TinyContextConfig
@@ -196,18 +197,6 @@ def test_spread_gives_a_slot_to_another_day_only_when_on(
     assert tops[1.0][0] == tops[0.0][0] and tops[1.0][1] == later
 
 
-FILLER = [f"Reminder {i}: {errand}." for i, errand in enumerate([
-    "buy milk and eggs", "call the dentist", "water the plants", "pay the gas bill",
-    "return the library books", "book the car service", "renew the passport",
-    "send the birthday card", "clean the gutters", "walk the dog before work",
-    "order printer ink", "fix the squeaky door", "pick up the dry cleaning",
-    "charge the camera battery", "take out the recycling", "cancel the gym trial",
-    "update the laptop", "back up the photos", "defrost the freezer", "check the tyres",
-    "sort the post", "wash the car", "iron the shirts", "buy a new kettle",
-    "plan the weekly meals", "feed the cat", "mow the lawn", "vacuum the stairs",
-    "refill the soap", "test the smoke alarm", "bleed the radiators", "sweep the patio",
-    "oil the bike chain", "pay the rent", "empty the dishwasher", "buy stamps",
-])]
 STUDIO = "Orla rented a pottery studio in Kilkenny, beside the Marble City bakery."
 BAKERY = "Rent went up for every shop beside the Marble City bakery in Kilkenny."
 STUDIO_NEIGHBOURS = [
