@@ -4,7 +4,9 @@ HNSW index (live and replaced versions of one dimension), searched with the time
 filter; pgvector filters after its search, so a part can come back short, and its rows are
 then certain only down to the last one it returned. The merged answer is kept when every
 short part reached down to the merged answer's last score; a part that did not is searched
-exactly (through the created-time or supersede-time index) and merged again."""
+exactly (through the created-time or supersede-time index) and merged again. Versions
+replaced since the last upkeep are not in the replaced versions' index yet: they are a third
+part, always searched exactly (they are few)."""
 
 from __future__ import annotations
 
@@ -34,7 +36,9 @@ SAMPLE_ROWS = 4000  # rows of the tenant the time sample aims at
 MIN_SAMPLE = 500  # fewer (a small tenant of a large table): no estimate
 
 _LIVE = "m.superseded_by IS NULL"
-_REPLACED = "m.superseded_by IS NOT NULL AND m.superseded_at > %s"
+_REPLACED = ("m.superseded_by IS NOT NULL AND m.history_pending IS NULL "
+             "AND m.superseded_at > %s")
+_PENDING = "m.superseded_by IS NOT NULL AND m.history_pending AND m.superseded_at > %s"
 
 
 @dataclass(frozen=True)
@@ -117,7 +121,8 @@ def as_of_nearest(pool: PgPool, vector: bytes, model_key: str, scope: Scope,
     else:
         first = sample.probes(as_of, limit, own_index)
     parts = [_Part(_LIVE + tail, tail_params, first[0]),
-             _Part(_REPLACED + tail, [as_of, *tail_params], first[1])]
+             _Part(_REPLACED + tail, [as_of, *tail_params], first[1]),
+             _Part(_PENDING + tail, [as_of, *tail_params], 0)]
     text = vector_text(vector)
     todo = parts
     while True:
@@ -133,7 +138,7 @@ def as_of_nearest(pool: PgPool, vector: bytes, model_key: str, scope: Scope,
 
 
 def _each(pool: PgPool, dims: int, text: str, parts: list[_Part], limit: int) -> None:
-    """The next search of each part. Two parts are searched at once, on two connections
+    """The next search of each part. The parts are searched at once, on a connection each
     (each query is one process of the server)."""
     def step(part: _Part) -> None:
         part.rows = _search(pool, dims, text, part, limit, part.steps.pop(0))

@@ -30,8 +30,8 @@ HNSW_MAX_DIMS = 2000  # pgvector's limit for an HNSW index on `vector`
 # insert-by-insert build (levels are random: builds differ). Inserts cost about twice as
 # much. Existing indexes keep their options until rebuilt.
 HNSW_OPTIONS = "m = 16, ef_construction = 512"
-# The replaced versions' graph is built with pgvector's default ef_construction: every update
-# inserts the old version into it, and a build at 512 made updates much slower. It serves
+# The replaced versions' graph is built with pgvector's default ef_construction: the upkeep
+# inserts every replaced version into it, and a build at 512 made that much slower. It serves
 # only the replaced part of an "as of" answer; m stays 16 (at 8 that answer lost recall).
 REPLACED_HNSW_OPTIONS = "m = 16, ef_construction = 64"
 REPLACED_INDEX_WORK_MEM = "512MB"
@@ -140,11 +140,22 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
     ),
     (
         # "As of" lists (the profile as it was then, a list as of a moment) find replaced
-        # versions by scope as the live ones are found. Then an HNSW index over the replaced
-        # versions of each dimension that has a live one (add_replaced_indexes, below), so
-        # "as of" recall searches them approximately too.
+        # versions by scope as the live ones are found. (This version also built the replaced
+        # versions' HNSW index; version 5 builds it with its final predicate instead.)
         f"""CREATE INDEX memories_replaced_scope ON {SCHEMA}.memories
             (tenant, kind, session_id, created_at) WHERE superseded_by IS NOT NULL""",
+    ),
+    (
+        # An update only marks the old version pending: inserting it into the replaced
+        # versions' graph made every update slower. The background upkeep moves pending
+        # versions into the graph (writing.move_history); until then "as of" searches them
+        # exactly, found through this small index. Then an HNSW index over the replaced
+        # versions of each dimension that has a live one, with the predicate that leaves
+        # pending versions out (add_replaced_indexes, below), so "as of" recall searches
+        # them approximately too.
+        f"ALTER TABLE {SCHEMA}.memories ADD COLUMN history_pending boolean",
+        f"""CREATE INDEX memories_history_pending ON {SCHEMA}.memories
+            (tenant, superseded_at) WHERE history_pending""",
     ),
 )
 
@@ -152,7 +163,7 @@ SCHEMA_VERSION = len(MIGRATIONS)
 # Python steps run after a version's statements, in the same transaction.
 DATA_STEPS = {2: lambda conn: backfill_context_and_recall(conn, SCHEMA, TENANT_SETTING),
               3: lambda conn: backfill_supersede_times(conn, SCHEMA, TENANT_SETTING),
-              4: lambda conn: add_replaced_indexes(conn)}
+              5: lambda conn: add_replaced_indexes(conn)}
 
 
 def _version(conn: Any) -> int:
@@ -233,18 +244,20 @@ def replaced_index_name(dims: int) -> str:
 
 def _replaced_index_sql(dims: int) -> str:
     """The replaced versions' HNSW index for one dimension: "as of" a moment searches it with
-    the supersede-time window as a filter. Only an update inserts into it (the old version
-    leaves the live index and enters this one)."""
+    the supersede-time window as a filter. An update leaves the old version pending (outside
+    it); the upkeep moves it in."""
     return (
         f"CREATE INDEX IF NOT EXISTS {replaced_index_name(dims)} ON {SCHEMA}.memories "
         f"USING hnsw ((embedding::vector({dims})) vector_cosine_ops) "
-        f"WITH ({REPLACED_HNSW_OPTIONS}) WHERE dims = {dims} AND superseded_by IS NOT NULL"
+        f"WITH ({REPLACED_HNSW_OPTIONS}) WHERE dims = {dims} AND superseded_by IS NOT NULL "
+        "AND history_pending IS NULL"
     )
 
 
 def add_replaced_indexes(conn: Any) -> None:
-    """Schema version 4 on an existing store: the replaced versions' index of each dimension
-    that has a live index, built inside the migration's transaction."""
+    """Schema version 5 on an existing store: the replaced versions' index of each dimension
+    that has a live index, built inside the migration's transaction (a version 4 store's
+    index, which took every replaced version at once, is replaced)."""
     import re
 
     found = conn.execute(
@@ -256,6 +269,7 @@ def add_replaced_indexes(conn: Any) -> None:
     if dims:  # the graph of a large history is built in memory
         conn.execute(f"SET LOCAL maintenance_work_mem = '{REPLACED_INDEX_WORK_MEM}'")
     for d in dims:
+        conn.execute(f"DROP INDEX IF EXISTS {SCHEMA}.{replaced_index_name(d)}")
         conn.execute(_replaced_index_sql(d))
 
 

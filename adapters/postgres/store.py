@@ -27,6 +27,7 @@ from .search import PgRetrieval
 from .text import tenant_tag
 
 _BAD_TEXT_STATES = {"22021", "22P05"}  # bad byte sequence, untranslatable character
+HISTORY_BATCH = 200  # replaced versions moved into their index per upkeep transaction
 
 
 class PostgresStore(Store):
@@ -152,8 +153,9 @@ class PostgresStore(Store):
 
         def replace(cur: Any) -> None:
             cur.execute(
-                f"UPDATE {MEMORIES} SET superseded_by = %s, superseded_at = %s "
-                "WHERE tenant = %s AND id = %s AND superseded_by IS NULL",
+                # Pending: the upkeep moves it into the replaced versions' index.
+                f"UPDATE {MEMORIES} SET superseded_by = %s, superseded_at = %s, "
+                "history_pending = true WHERE tenant = %s AND id = %s AND superseded_by IS NULL",
                 (new.memory.id, at, self.tenant, old_id),
             )
             if cur.rowcount != 1:
@@ -205,7 +207,11 @@ class PostgresStore(Store):
         self._write(update)
 
     def maintain_index(self, model_key: str) -> bool:
-        # HNSW is maintained by every insert; the one upkeep is a large tenant's own index.
+        # HNSW is maintained by every insert, except the replaced versions' index, which
+        # takes the versions replaced since the last step here; then a large tenant's own
+        # index.
+        if self._write(lambda cur: writing.move_history(cur, self.tenant, HISTORY_BATCH)):
+            return True
         return self._search.maintain(model_key)
 
     def close(self) -> None:

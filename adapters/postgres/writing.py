@@ -92,7 +92,22 @@ def remove(cur: Any, tenant: str, tag: str, memory_id: str, predecessor_id: str 
         return
     # Live again: the partial HNSW index takes the row back by itself.
     cur.execute(
-        f"UPDATE {MEMORIES} SET superseded_by = NULL, superseded_at = NULL "
+        f"UPDATE {MEMORIES} SET superseded_by = NULL, superseded_at = NULL, "
+        "history_pending = NULL "
         "WHERE tenant = %s AND id = %s",
         (tenant, predecessor_id),
     )
+
+
+def move_history(cur: Any, tenant: str, most: int) -> int:
+    """Move up to `most` pending replaced versions into the replaced versions' index (the
+    partial index takes a row once it is no longer pending); returns how many. Rows another
+    replica's upkeep holds are skipped, not waited for; an interrupted step leaves its rows
+    pending, where "as of" still finds them."""
+    cur.execute(
+        f"UPDATE {MEMORIES} SET history_pending = NULL WHERE seq IN (SELECT seq FROM "
+        f"{MEMORIES} WHERE tenant = %s AND history_pending ORDER BY superseded_at LIMIT %s "
+        "FOR UPDATE SKIP LOCKED)",
+        (tenant, most),
+    )
+    return int(cur.rowcount)

@@ -1,6 +1,8 @@
-"""PostgreSQL "as of" through the replaced versions' HNSW index: the in-place upgrade to
-schema version 4 builds it (and the replaced-scope index) on an existing store, searches use
-it, and a probe that falls short is widened or searched exactly without losing a row."""
+"""PostgreSQL "as of" through the replaced versions' HNSW index: the in-place upgrades to
+schema versions 4 and 5 build it (and the replaced-scope index) on an existing store,
+searches use it, an update leaves the old version pending outside it until the upkeep moves
+it in (found exactly meanwhile, the same answer either way), and a probe that falls short is
+widened or searched exactly without losing a row."""
 
 from __future__ import annotations
 
@@ -37,6 +39,26 @@ def _history(store: PostgresStore) -> None:
                                         supersedes=mid(n))), at)
 
 
+def _versions(url: str) -> list[tuple[str, ...]]:
+    """Every version with its links and supersede time (what an upgrade must keep)."""
+    with admin(url) as conn:
+        return [tuple(str(v) for v in r) for r in conn.execute(
+            "SELECT id, supersedes, superseded_by, superseded_at, created_at "
+            "FROM tinycontext.memories ORDER BY id")]
+
+
+def _answers_as_of_each_moment(store: PostgresStore) -> None:
+    """_history's versions live at three moments: before, during and after the updates."""
+    def ids(moment: str) -> set[str]:
+        scope = Scope("episodic", filters=build_filter(as_of=moment))
+        return {h.memory.id for h in store.nearest(vec("office note"), KEY, scope, 20)}
+
+    assert ids("2026-01-20") == {mid(n) for n in range(12)}
+    assert ids("2026-02-03T12:00:00Z") == ({mid(100 + n) for n in range(3)}
+                                           | {mid(n) for n in range(3, 12)})
+    assert ids("2026-03-01") == {mid(100 + n) for n in range(6)} | {mid(n) for n in range(6, 12)}
+
+
 def _indexes(url: str) -> set[str]:
     with admin(url) as conn:
         return {r[0] for r in conn.execute(
@@ -49,9 +71,11 @@ def test_upgrade_to_v4_builds_the_replaced_indexes_and_as_of_uses_them(
     store = PostgresStore(pg_database)
     _history(store)
     store.close()
+    versions = _versions(pg_database)
     with admin(pg_database) as conn:  # back to what schema version 3 wrote
+        # (the replaced versions' index goes with the column its predicate names)
+        conn.execute("ALTER TABLE tinycontext.memories DROP COLUMN history_pending")
         conn.execute("DROP INDEX tinycontext.memories_replaced_scope")
-        conn.execute(f"DROP INDEX tinycontext.{REPLACED_INDEX}")
         conn.execute("DELETE FROM tinycontext.schema_version WHERE version > 3")
     assert _indexes(pg_database) == {"memories_replaced_until"}
     store = PostgresStore(pg_database)
@@ -60,13 +84,95 @@ def test_upgrade_to_v4_builds_the_replaced_indexes_and_as_of_uses_them(
     # As of 20 January every memory was in its first version (the Berlin ones).
     assert sorted(h.memory.id for h in hits) == sorted(mid(n) for n in range(12))
     assert store._pool.migrated_from == 3
+    assert _versions(pg_database) == versions and len(versions) == 18  # none lost
+    _answers_as_of_each_moment(store)
     assert _indexes(pg_database) == {"memories_replaced_until", "memories_replaced_scope",
                                      REPLACED_INDEX}
     with admin(pg_database) as conn:
         assert conn.execute("SELECT max(version) FROM tinycontext.schema_version"
-                            ).fetchone()[0] == SCHEMA_VERSION == 4
+                            ).fetchone()[0] == SCHEMA_VERSION == 5
     store.close()  # its connections report their statistics as they end
     assert index_scans(pg_database, REPLACED_INDEX, above=0)  # the probe read it
+
+
+def _pending(url: str) -> list[str]:
+    with admin(url) as conn:
+        return [r[0] for r in conn.execute(
+            "SELECT id FROM tinycontext.memories WHERE history_pending ORDER BY id")]
+
+
+def _index_definition(url: str) -> str:
+    with admin(url) as conn:
+        return str(conn.execute("SELECT indexdef FROM pg_indexes WHERE indexname = %s",
+                                (REPLACED_INDEX,)).fetchone()[0])
+
+
+def test_upgrade_from_v4_rebuilds_the_replaced_index_without_pending_versions(
+        pg_database: str) -> None:
+    store = PostgresStore(pg_database)
+    _history(store)
+    store.close()
+    versions = _versions(pg_database)
+    with admin(pg_database) as conn:  # back to what schema version 4 wrote
+        conn.execute("ALTER TABLE tinycontext.memories DROP COLUMN history_pending")
+        conn.execute(f"CREATE INDEX {REPLACED_INDEX} ON tinycontext.memories USING hnsw "
+                     "((embedding::vector(64)) vector_cosine_ops) WITH (m = 16, "
+                     "ef_construction = 64) WHERE dims = 64 AND superseded_by IS NOT NULL")
+        conn.execute("DELETE FROM tinycontext.schema_version WHERE version > 4")
+    store = PostgresStore(pg_database)
+    mid_january = Scope("episodic", filters=build_filter(as_of="2026-01-20"))
+    hits = store.nearest(vec("office note berlin"), KEY, mid_january, 20)
+    assert sorted(h.memory.id for h in hits) == sorted(mid(n) for n in range(12))
+    assert store._pool.migrated_from == 4
+    assert _versions(pg_database) == versions and len(versions) == 18  # none lost
+    _answers_as_of_each_moment(store)
+    assert "history_pending IS NULL" in _index_definition(pg_database)
+    assert _pending(pg_database) == []  # the versions replaced before are in the index
+    store.close()
+    assert index_scans(pg_database, REPLACED_INDEX, above=0)
+
+
+def test_updates_stay_pending_until_upkeep_and_as_of_answers_the_same(
+        pg_database: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    store = PostgresStore(pg_database)
+    _history(store)
+    replaced = sorted(mid(n) for n in range(6))
+    assert _pending(pg_database) == replaced  # outside the replaced versions' index
+    early_february = Scope("episodic", filters=build_filter(as_of="2026-02-03T12:00:00Z"))
+    live_then = {mid(100 + n) for n in range(3)} | {mid(n) for n in range(3, 12)}
+
+    def answer() -> list[tuple[str, float]]:
+        return [(h.memory.id, round(h.score, 6))
+                for h in store.nearest(vec("office note"), KEY, early_february, 12)]
+
+    pending_answer = answer()
+    assert {i for i, _ in pending_answer} == live_then
+    # An upkeep step that dies half-way leaves every row pending, and found.
+    from tinycontext.adapters.postgres import writing
+
+    def dying(cur, tenant, most):  # type: ignore[no-untyped-def]
+        writing_move(cur, tenant, most)
+        raise RuntimeError("killed")
+
+    writing_move = writing.move_history
+    monkeypatch.setattr(writing, "move_history", dying)
+    with pytest.raises(RuntimeError):
+        store.maintain_index(KEY)
+    monkeypatch.undo()
+    assert _pending(pg_database) == replaced and answer() == pending_answer
+    steps = 0
+    while store.maintain_index(KEY):
+        steps += 1
+    assert steps >= 1 and _pending(pg_database) == []
+    assert answer() == pending_answer  # now through the index: the same answer
+    # Deleting the newest version makes the old one live again, never pending.
+    store.supersede(mid(7), new(mem(107, "office note 7 about rome",
+                                    created="2026-03-01T08:00:00Z", supersedes=mid(7))),
+                    "2026-03-01T08:00:00Z")
+    assert _pending(pg_database) == [mid(7)]
+    store.delete(mid(107), mid(7), None)
+    assert _pending(pg_database) == []
+    store.close()
 
 
 def test_as_of_probes_falling_short_widen_then_go_exact(

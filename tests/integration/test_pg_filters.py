@@ -98,3 +98,49 @@ def test_filtered_search_matches_brute_force(history, case) -> None:  # type: ig
             assert all(h.memory.superseded_at is None or h.memory.superseded_at > moment
                        for h in hits)
     assert found >= 0.95 * wanted  # the index path is approximate; exact paths find all
+
+
+def test_pending_replaced_versions_are_found_before_and_after_upkeep(history) -> None:  # type: ignore[no-untyped-def]
+    """Versions replaced since the last upkeep sit outside the replaced versions' HNSW index
+    and are searched exactly: "as of" a moment before their updates finds them (each one's
+    own vector finds it first) and agrees with brute force, before and after the upkeep moves
+    them into the index. The new versions are deleted at the end, so the old ones are live
+    again for any later test."""
+    store, rows = history
+    chosen = [n for n in range(1, SIZE, 97) if n % 3 != 0][:24]
+    fresh = random_vectors(len(chosen), 32, seed=77)
+    before = stamp(SIZE + 0.5)  # after every creation, before these updates
+    by_id = {r["id"]: r for r in rows}
+    now = [dict(r) for r in rows]
+    current = {r["id"]: r for r in now}
+    for k, n in enumerate(chosen):
+        at = stamp(SIZE + 1 + k)
+        store.supersede(mid(n), NewMemory(mem(2 * OLD + n, f"memory {n} again", created=at,
+                                              key="rand", supersedes=mid(n)), fresh[k]), at)
+        current[mid(n)]["replaced"] = at
+        now.append({"id": mid(2 * OLD + n), "created": at, "replaced": None, "tags": (),
+                    "vector": fresh[k]})
+    scope = Scope("episodic", filters=build_filter(as_of=before))
+
+    def check() -> None:
+        for n in chosen[:8]:
+            hits = store.nearest(by_id[mid(n)]["vector"], "rand", scope, 10)
+            assert hits[0].memory.id == mid(n)
+        for query in random_vectors(6, 32, seed=43):
+            hits = store.nearest(query, "rand", scope, 20)
+            want = exact_scores(now, query, 20, before)
+            assert len(hits) == len(want)
+            assert sum(1 for h in hits if h.score >= want[-1] - 1e-5) >= 0.95 * len(want)
+
+    def pending() -> int:
+        return int(store._pool.read(  # noqa: SLF001
+            "SELECT count(*) FROM tinycontext.memories WHERE history_pending", [])[0][0])
+
+    assert pending() == len(chosen)
+    check()  # pending: outside the index, searched exactly
+    while store.maintain_index("rand"):
+        pass
+    assert pending() == 0
+    check()  # moved into the index
+    for n in chosen:
+        store.delete(mid(2 * OLD + n), mid(n), None)

@@ -367,8 +367,9 @@ def test_upgrade_to_v2_backfills_stems_and_context_per_tenant(pg_database: str) 
         conn.execute("ALTER TABLE tinycontext.memories DROP COLUMN context_id, "
                      "DROP COLUMN token_bits")
         conn.execute("ALTER TABLE tinycontext.memory_terms DROP COLUMN recall")
-        conn.execute("DROP INDEX tinycontext.memories_replaced_scope")  # what version 4 added
-        conn.execute("DROP INDEX tinycontext.memories_replaced_hnsw_64")
+        # What version 5 added (its two indexes go with the column), then version 4
+        conn.execute("ALTER TABLE tinycontext.memories DROP COLUMN history_pending")
+        conn.execute("DROP INDEX tinycontext.memories_replaced_scope")
         conn.execute("DROP TABLE tinycontext.memory_labels")  # and what version 3 added
         conn.execute("DROP INDEX tinycontext.memories_replaced_until")
         conn.execute("ALTER TABLE tinycontext.memories DROP COLUMN tags, DROP COLUMN metadata")
@@ -396,8 +397,8 @@ def test_upgrade_to_v3_adds_tags_and_supersede_times(pg_database: str) -> None:
                                     supersedes=mid(1))), "2026-02-01T08:00:00Z")
     store.close()
     with admin(pg_database) as conn:  # back to what schema version 2 wrote
+        conn.execute("ALTER TABLE tinycontext.memories DROP COLUMN history_pending")  # (v5)
         conn.execute("DROP INDEX tinycontext.memories_replaced_scope")  # (version 4's)
-        conn.execute("DROP INDEX tinycontext.memories_replaced_hnsw_64")
         conn.execute("DROP TABLE tinycontext.memory_labels")
         conn.execute("DROP INDEX tinycontext.memories_replaced_until")
         conn.execute("ALTER TABLE tinycontext.memories DROP COLUMN tags, DROP COLUMN metadata")

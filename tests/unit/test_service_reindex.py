@@ -104,3 +104,14 @@ def test_the_eta_is_timed_from_the_end_of_the_first_batch(make, store, monkeypat
     now[0] += 1.0  # then 10 per second
     svc.reindexer.step()
     assert "20 of 40 done, about 3 s left" in svc.reindexer.notice()
+
+
+def test_an_update_gives_the_store_upkeep_a_chance(make, monkeypatch):
+    """An update leaves work for the store's upkeep (PostgreSQL moves the replaced version
+    into its index there), so it starts the upkeep as a save does."""
+    svc = make()
+    [saved] = svc.save([{"content": "The office is in Berlin."}]).saved
+    chances: list[str] = []
+    monkeypatch.setattr(svc.reindexer, "after_write", lambda: chances.append("kick"))
+    svc.update(saved.id, "The office is in Paris.")
+    assert chances == ["kick"]

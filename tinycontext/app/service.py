@@ -220,7 +220,9 @@ class MemoryService:
         metadata: Mapping[str, Any] | None = None,
     ) -> UpdateResult:
         self.reindexer.ensure_started()
-        return self._with_notice(editing.update(self.core, memory_id, content, tags, metadata))
+        result = editing.update(self.core, memory_id, content, tags, metadata)
+        self.reindexer.after_write()  # the store's upkeep indexes the replaced version
+        return self._with_notice(result)
 
     def delete(self, memory_id: str) -> DeleteResult:
         result = editing.delete(self.core, memory_id)
