@@ -20,7 +20,15 @@ from tinycontext.ports.store import Scope, Scored
 
 from .connection import PgPool
 from .filtering import filter_sql
-from .rows import COLUMNS, MEMORIES, WIDTH, memory_from_row, scope_sql, vector_text
+from .rows import (
+    MEMORIES,
+    WIDTH,
+    exact_nearest_sql,
+    memory_from_row,
+    probe_nearest,
+    scope_sql,
+    vector_text,
+)
 
 # Each part's index probe explores enough candidates to reach the merged answer's depth
 # (a part's probe returns its passing share of them): `limit` x its index's rows / the rows
@@ -158,30 +166,14 @@ def _search(pool: PgPool, dims: int, text: str, part: _Part, limit: int,
     conditions = f"m.tenant = %s AND {part.condition}"
     params = [pool.tenant, *part.params]
     if ef:
-        rows = pool.run(lambda cur: _probe(cur, dims, conditions, [text, *params, text, limit]),
+        rows = pool.run(lambda cur: probe_nearest(cur, dims, conditions,
+                                                  [text, *params, text, limit]),
                         # The window is the index's filter: keep the planner from sorting
                         # the part's rows instead.
                         {"hnsw.ef_search": str(ef), "enable_sort": "off"})
     else:
-        rows = pool.read(
-            f"SELECT {COLUMNS}, 1 - (m.embedding <=> %s::vector) AS similarity "
-            f"FROM {MEMORIES} m WHERE {conditions} "
-            "ORDER BY similarity DESC, m.created_at DESC, m.id LIMIT %s",
-            [text, *params, limit],
-        )
+        rows = pool.read(exact_nearest_sql(conditions), [text, *params, limit])
     return [Scored(memory_from_row(r), float(r[WIDTH])) for r in rows]
-
-
-def _probe(cur: Any, dims: int, conditions: str, params: list[Any]) -> list[Any]:
-    cur.execute(
-        f"SELECT * FROM (SELECT {COLUMNS}, "
-        f"1 - (m.embedding::vector({dims}) <=> %s::vector({dims})) AS similarity "
-        f"FROM {MEMORIES} m WHERE {conditions} "
-        f"ORDER BY m.embedding::vector({dims}) <=> %s::vector({dims}) LIMIT %s) c "
-        "ORDER BY c.similarity DESC, c.created_at DESC, c.id",
-        params,
-    )
-    return list(cur.fetchall())
 
 
 def _merge(found: list[Scored], limit: int) -> list[Scored]:

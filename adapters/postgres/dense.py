@@ -15,7 +15,15 @@ from tinycontext.ports.store import Scope, Scored
 from .as_of import TimeSample, as_of_nearest, time_sample
 from .connection import PgPool
 from .filtering import where_sql
-from .rows import COLUMNS, MEMORIES, WIDTH, memory_from_row, scope_sql, vector_text
+from .rows import (
+    MEMORIES,
+    WIDTH,
+    exact_nearest_sql,
+    memory_from_row,
+    probe_nearest,
+    scope_sql,
+    vector_text,
+)
 from .schema import SCHEMA, build_tenant_index, dense_index_name, tenant_index_state
 
 # Dense side: scopes up to SMALL_SCOPE vectors are searched exactly (cheaper than the
@@ -216,7 +224,7 @@ class PgDenseRetrieval:
         if use_index:
             for ef in self._ef_steps(limit, TENANT_EF_PER_RESULT if own else EF_PER_RESULT):
                 rows = self._pool.run(
-                    lambda cur: self._approximate(cur, dims, filters, [text, *base, text, limit]),
+                    lambda cur: probe_nearest(cur, dims, filters, [text, *base, text, limit]),
                     # Our count already chose the index: keep the planner from sorting the
                     # whole scope instead (its guess of what the filters keep is often off).
                     {"hnsw.ef_search": str(ef), "enable_sort": "off"},
@@ -225,12 +233,7 @@ class PgDenseRetrieval:
                 # index can come back short. Then widen the search, and at last go exact.
                 if len(rows) >= limit:
                     return [Scored(memory_from_row(r), float(r[WIDTH])) for r in rows]
-        rows = self._pool.read(
-            f"SELECT {COLUMNS}, 1 - (m.embedding <=> %s::vector) AS similarity "
-            f"FROM {MEMORIES} m WHERE {filters} "
-            "ORDER BY similarity DESC, m.created_at DESC, m.id LIMIT %s",
-            [text, *base, limit],
-        )
+        rows = self._pool.read(exact_nearest_sql(filters), [text, *base, limit])
         return [Scored(memory_from_row(r), float(r[WIDTH])) for r in rows]
 
     @staticmethod
@@ -238,15 +241,3 @@ class PgDenseRetrieval:
         """hnsw.ef_search values to try: `per_result` x `limit` first, then the maximum."""
         first = min(EF_SEARCH_MAX, max(EF_SEARCH_MIN, limit, int(per_result * limit)))
         return [first] if first >= EF_SEARCH_MAX else [first, EF_SEARCH_MAX]
-
-    @staticmethod
-    def _approximate(cur: Any, dims: int, filters: str, params: list[Any]) -> list[Any]:
-        cur.execute(
-            f"SELECT * FROM (SELECT {COLUMNS}, "
-            f"1 - (m.embedding::vector({dims}) <=> %s::vector({dims})) AS similarity "
-            f"FROM {MEMORIES} m WHERE {filters} "
-            f"ORDER BY m.embedding::vector({dims}) <=> %s::vector({dims}) LIMIT %s) c "
-            "ORDER BY c.similarity DESC, c.created_at DESC, c.id",
-            params,
-        )
-        return list(cur.fetchall())

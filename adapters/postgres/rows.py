@@ -1,5 +1,6 @@
 """Row helpers shared by the PostgreSQL store's modules: table names, the memory columns and
-their decoding, a scope's filters and pgvector's text form of a vector."""
+their decoding, a scope's filters, pgvector's text form of a vector and the two dense
+searches (an HNSW probe and the exact one) over rows that pass given conditions."""
 
 from __future__ import annotations
 
@@ -49,3 +50,26 @@ def scope_sql(scope: Scope, alias: str = "m") -> tuple[str, list[Any]]:
         sql += f" AND {alias}.session_id IS NULL"
     return sql, params
 
+
+
+def exact_nearest_sql(conditions: str) -> str:
+    """The best rows passing `conditions` by exact cosine (parameters: the query vector's
+    text, the conditions', the limit), best first, then the newest, then by id."""
+    return (f"SELECT {COLUMNS}, 1 - (m.embedding <=> %s::vector) AS similarity "
+            f"FROM {MEMORIES} m WHERE {conditions} "
+            "ORDER BY similarity DESC, m.created_at DESC, m.id LIMIT %s")
+
+
+def probe_nearest(cur: Any, dims: int, conditions: str, params: list[Any]) -> list[Any]:
+    """The nearest rows through the HNSW index of `dims` (it filters by `conditions` after
+    its search, so fewer may come back), in the exact search's order. Parameters: the
+    vector's text, the conditions', the vector's text again, the limit."""
+    cur.execute(
+        f"SELECT * FROM (SELECT {COLUMNS}, "
+        f"1 - (m.embedding::vector({dims}) <=> %s::vector({dims})) AS similarity "
+        f"FROM {MEMORIES} m WHERE {conditions} "
+        f"ORDER BY m.embedding::vector({dims}) <=> %s::vector({dims}) LIMIT %s) c "
+        "ORDER BY c.similarity DESC, c.created_at DESC, c.id",
+        params,
+    )
+    return list(cur.fetchall())

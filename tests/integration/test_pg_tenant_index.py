@@ -104,13 +104,13 @@ def test_tenant_indexes_stop_at_their_limit(
 def _counting_probes(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     """Every search of an HNSW index (table-wide or a tenant's) appends to the list."""
     probes: list[int] = []
-    real = pg_dense.PgDenseRetrieval._approximate  # noqa: SLF001
+    real = pg_dense.probe_nearest
 
     def counted(cur: object, dims: int, filters: str, params: list[object]) -> list[object]:
         probes.append(dims)
         return real(cur, dims, filters, params)
 
-    monkeypatch.setattr(pg_dense.PgDenseRetrieval, "_approximate", staticmethod(counted))
+    monkeypatch.setattr(pg_dense, "probe_nearest", counted)
     return probes
 
 
