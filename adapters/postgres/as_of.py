@@ -146,8 +146,9 @@ def as_of_nearest(pool: PgPool, vector: bytes, model_key: str, scope: Scope,
 
 
 def _each(pool: PgPool, dims: int, text: str, parts: list[_Part], limit: int) -> None:
-    """The next search of each part. The parts are searched at once, on a connection each
-    (each query is one process of the server)."""
+    """The next search of each part, two at once on a connection each (each query is one
+    process of the server); the pending versions' short exact search follows whichever
+    probe ends first rather than taking a third connection of the pool for each recall."""
     def step(part: _Part) -> None:
         part.rows = _search(pool, dims, text, part, limit, part.steps.pop(0))
 
@@ -156,7 +157,7 @@ def _each(pool: PgPool, dims: int, text: str, parts: list[_Part], limit: int) ->
         return
     from concurrent.futures import ThreadPoolExecutor
 
-    with ThreadPoolExecutor(len(parts)) as threads:
+    with ThreadPoolExecutor(min(2, len(parts))) as threads:
         list(threads.map(step, parts))
 
 
