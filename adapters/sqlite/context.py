@@ -63,11 +63,15 @@ def token_bits(
     return {str(r[0]): (bytes(r[1]), None if r[2] is None else bytes(r[2])) for r in rows}
 
 
+# The memories that took a memory (the one parameter) as their context.
+DEPENDANTS = "SELECT seq FROM memories WHERE context_id = ?"
+
+
 def forget(conn: Any, memory_id: str) -> None:
     """Memories that took `memory_id` as context forget it, inside the delete's transaction:
     their keyword context is cleared and their mixed vector dropped (the re-embedder makes it
     again from their own text), so nothing of the deleted text stays behind."""
-    dependants = "SELECT seq FROM memories WHERE context_id = ?"
+    dependants = DEPENDANTS
     conn.execute(f"UPDATE memory_fts SET context = '' WHERE rowid IN ({dependants})", (memory_id,))
     conn.execute(f"DELETE FROM vector_index WHERE seq IN ({dependants})", (memory_id,))
     conn.execute(

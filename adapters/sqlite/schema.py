@@ -15,6 +15,9 @@ tag and metadata pair for filters, domain.labels) and fills in the supersede tim
 replaced before it was kept reliably, from their successor's creation; an index on it serves
 "as of" reads of replaced versions, whose vectors stay in `vector_index` under the negative
 model id.
+Version 9 adds the keyword generation: a number that triggers raise with every insert and
+delete of a memory (the keyword index changes with those and only those), so that the document
+frequencies recall keeps know which state of the index they are of (word_counts.py).
 Existing memories get as context the memory saved before them in their session, within the
 default window; it needs the `tinycontext_stems` SQL function (sqlite_connection.py).
 """
@@ -189,6 +192,17 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
         "0, vec_quantize_int8(m.embedding, 'unit') FROM memories m "
         "JOIN embedding_models e ON e.key = m.embedding_model "
         "WHERE m.superseded_by IS NOT NULL AND m.embedding IS NOT NULL",
+    ),
+    (
+        # One row. Raised by triggers rather than by the engine's writes, so that every
+        # writer raises it, also an older engine that had the store open across the upgrade.
+        "CREATE TABLE IF NOT EXISTS keyword_generation "
+        "(id INTEGER PRIMARY KEY CHECK (id = 1), n INTEGER NOT NULL)",
+        "INSERT OR IGNORE INTO keyword_generation(id, n) VALUES (1, 0)",
+        """CREATE TRIGGER IF NOT EXISTS keyword_generation_insert AFTER INSERT ON memories
+           BEGIN UPDATE keyword_generation SET n = n + 1 WHERE id = 1; END""",
+        """CREATE TRIGGER IF NOT EXISTS keyword_generation_delete AFTER DELETE ON memories
+           BEGIN UPDATE keyword_generation SET n = n + 1 WHERE id = 1; END""",
     ),
 )
 

@@ -4,9 +4,7 @@ bounded."""
 from __future__ import annotations
 
 import math
-import threading
 from collections.abc import Sequence
-from typing import Any
 
 from tinycontext.domain.context import KEYWORD_CONTEXT_WEIGHT
 from tinycontext.domain.text import fold, stem_groups
@@ -19,6 +17,7 @@ from .filtering import where_sql
 from .ivf import IvfIndex
 from .pages import varint
 from .rows import COLUMNS, WIDTH, memory_from_row, scope_sql
+from .word_counts import WordCounts
 
 
 def recall_bm25(context_weight: float = KEYWORD_CONTEXT_WEIGHT) -> str:
@@ -30,8 +29,6 @@ def recall_bm25(context_weight: float = KEYWORD_CONTEXT_WEIGHT) -> str:
 MIN_POSTINGS = 3000
 POSTINGS_PER_RESULT = 10
 RAREST_WORD_CAP = 4
-# Words whose document frequencies a connection keeps between writes (a bound on memory).
-COUNTED_WORDS = 20_000
 # A filter letting through at least this share of the memories is searched as the whole
 # store is (best matches first, then their rows); a narrower one lets its rows drive.
 BROAD = 0.2
@@ -67,10 +64,8 @@ class Retrieval(DenseRetrieval):
                  keyword_context_weight: float = KEYWORD_CONTEXT_WEIGHT) -> None:
         super().__init__(pool, ivf, probe_share)
         self._recall_bm25 = recall_bm25(keyword_context_weight)
-        # Document frequencies each connection has read while the store was unchanged: by
-        # id(connection) -> ((connection, data_version, total_changes), counts).
-        self._counted: dict[int, tuple[tuple[Any, int, int], dict[str, int]]] = {}
-        self._counted_lock = threading.Lock()
+        # The document frequencies read, kept across the store's own writes (word_counts.py).
+        self.words = WordCounts(pool)
 
     def _prune_common(self, groups: Sequence[Sequence[str]], limit: int) -> list[Sequence[str]]:
         """Keep the rarest query words whose postings fit a budget.
@@ -99,46 +94,11 @@ class Retrieval(DenseRetrieval):
     def _frequencies(self, groups: Sequence[Sequence[str]]) -> dict[str, int]:
         """Memories holding each (folded) word of the groups, in any column; {} for none.
 
-        fts5vocab counts a word by reading every posting of it, so a common word costs more
-        the larger the store, and recall asks about many of the same words again (the
-        keyword query, its ideal score, the feedback passes' candidate words and the second
-        query, then the next recall's). Each connection keeps the counts it has read while
-        the store is unchanged, i.e. with the same data_version (no commit by another
-        connection) and total_changes (none by this one), and asks only for the words it has
-        not counted yet; any write starts the counts afresh. Kept per connection, not per
-        thread: recall asks from more than one thread, and the pool hands each whichever
-        connection is idle."""
+        Recall asks about many of the same words again (the keyword query, its ideal score,
+        the feedback passes' candidate words, then the next recall's), and counting a common
+        word reads every posting of it: the store keeps the counts (word_counts.py)."""
         tokens = sorted({fold(t) for g in groups for t in g})
-        if not tokens:
-            return {}
-        with self._pool.lease() as conn:
-            version = conn.execute("PRAGMA data_version").fetchone()[0]
-            state = (conn, version, conn.total_changes)
-            with self._counted_lock:
-                known = self._counted.get(id(conn))
-            # The leased connection, and so its counts, are this thread's alone until the
-            # block ends.
-            counts = known[1] if known is not None and known[0] == state else {}
-            missing = [t for t in tokens if t not in counts]
-            if missing:
-                if len(counts) + len(missing) > COUNTED_WORDS:
-                    counts = {}
-                    missing = tokens
-                counts.update({t: 0 for t in missing})
-                marks = ",".join("?" * len(missing))
-                counts.update(self._pool.read(
-                    f"SELECT term, doc FROM temp.memory_vocab WHERE term IN ({marks})", missing
-                ))
-            # (The entry holds the connection only to compare it: the pool closes
-            # connections, this never uses it.)
-            with self._counted_lock:
-                self._counted[id(conn)] = (state, counts)
-        return {t: counts[t] for t in tokens}
-
-    def _rows(self) -> int:
-        # FTS5 keeps the row count in its averages record (a varint first): no count(*).
-        record = self._pool.read("SELECT block FROM memory_fts_data WHERE id = 1")
-        return varint(record[0][0], 0)[0] if record and record[0][0] else 0
+        return self.words.lookup(tokens) if tokens else {}
 
     def keyword_ideal(self, groups: Sequence[Sequence[str]]) -> float:
         stemmed = [g for g in stem_groups([list(g) for g in groups]) if g]

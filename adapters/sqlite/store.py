@@ -24,6 +24,7 @@ from .filtering import drop_labels, history_id, write_labels
 from .ivf import IvfIndex
 from .rows import COLUMNS, WIDTH, memory_from_row, padded
 from .search import Retrieval
+from .word_counts import Change
 
 
 class SqliteStore(Store):
@@ -81,11 +82,12 @@ class SqliteStore(Store):
         )
 
     def _insert(
-        self, conn: Any, item: NewMemory, known: dict[str, int] | None = None,
+        self, conn: Any, change: Change, item: NewMemory, known: dict[str, int] | None = None,
         sessions: set[str] | None = None,
     ) -> None:
-        """One memory's rows; `known` model ids and `sessions` already written in this
-        transaction spare a batch three statements a memory."""
+        """One memory's rows, its keyword row noted in `change`; `known` model ids and
+        `sessions` already written in this transaction spare a batch three statements a
+        memory."""
         m = item.memory
         cur = conn.execute(
             "INSERT INTO memories(id, ref, content, kind, session_id, created_at, content_tokens,"
@@ -102,11 +104,13 @@ class SqliteStore(Store):
         )
         seq = cur.lastrowid
         write_labels(conn, seq, m)
+        row = (searchable_text(m.content), stemmed_terms(m.content),
+               stemmed_terms(item.context) if item.context else "")
         conn.execute(
             "INSERT INTO memory_fts(rowid, terms, stems, context) VALUES (?, ?, ?, ?)",
-            (seq, searchable_text(m.content), stemmed_terms(m.content),
-             stemmed_terms(item.context) if item.context else ""),
+            (seq, *row),
         )
+        change.insert(row)
         if item.tokens is not None:
             conn.execute("INSERT INTO memory_tokens(seq, bits) VALUES (?, ?)", (seq, item.tokens))
         if item.vector is not None:
@@ -118,11 +122,11 @@ class SqliteStore(Store):
 
     # -- Store port ----------------------------------------------------------------------
     def add(self, items: Sequence[NewMemory]) -> None:
-        with self._pool.write() as conn:
+        with self._search.words.writing() as (conn, change):
             known: dict[str, int] = {}
             sessions: set[str] = set()
             for item in items:
-                self._insert(conn, item, known, sessions)
+                self._insert(conn, change, item, known, sessions)
 
     def find(self, key: str, is_ref: bool) -> list[Memory]:
         column = "ref" if is_ref else "id"
@@ -220,7 +224,7 @@ class SqliteStore(Store):
             )
 
     def supersede(self, old_id: str, new: NewMemory, at: str) -> None:
-        with self._pool.write() as conn:
+        with self._search.words.writing() as (conn, change):
             cur = conn.execute(
                 "UPDATE memories SET superseded_by = ?, superseded_at = ? "
                 "WHERE id = ? AND superseded_by IS NULL",
@@ -235,10 +239,10 @@ class SqliteStore(Store):
                 "WHERE seq = (SELECT seq FROM memories WHERE id = ?) AND model_id > 0",
                 (old_id,),
             )
-            self._insert(conn, new)
+            self._insert(conn, change, new)
 
     def delete(self, memory_id: str, predecessor_id: str | None, successor_id: str | None) -> None:
-        with self._pool.write() as conn:
+        with self._search.words.writing() as (conn, change):
             row = conn.execute(
                 f"SELECT {COLUMNS}, m.seq FROM memories m WHERE m.id = ?", (memory_id,)
             ).fetchone()
@@ -246,6 +250,7 @@ class SqliteStore(Store):
                 return
             seq = row[WIDTH]
             drop_labels(conn, seq, memory_from_row(row))
+            change.delete(conn, seq, sqlite_context.DEPENDANTS, (memory_id,))
             sqlite_context.forget(conn, memory_id)
             conn.execute("DELETE FROM memory_fts WHERE rowid = ?", (seq,))
             conn.execute("DELETE FROM memory_tokens WHERE seq = ?", (seq,))

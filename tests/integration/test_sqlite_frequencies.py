@@ -1,11 +1,12 @@
 """Recall's two keyword reads of the same words (keyword_search, keyword_ideal) count their
-document frequencies once while the store is unchanged, and again after any commit."""
+document frequencies once; the store's own writes carry the counts along, a commit by another
+connection has them counted again."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from tests.contract.store_support import mem, new
+from tests.contract.store_support import mem, mid, new
 from tinycontext.adapters.sqlite.search import fts5_idf
 from tinycontext.adapters.sqlite.store import SqliteStore
 from tinycontext.ports.store import Scope
@@ -28,7 +29,8 @@ def counting(store: SqliteStore) -> list[str]:
     return seen
 
 
-def test_recall_counts_the_words_once_and_again_after_a_write(tmp_path: Path) -> None:
+def test_recall_counts_the_words_once_and_carries_them_through_own_writes(
+        tmp_path: Path) -> None:
     store = SqliteStore(tmp_path / "m.db")
     store.add([new(mem(1, "tea in Berlin")), new(mem(2, "coffee in Paris")),
                new(mem(3, "green tea")), new(mem(4, "a walk"))])
@@ -40,7 +42,9 @@ def test_recall_counts_the_words_once_and_again_after_a_write(tmp_path: Path) ->
     assert ideal == fts5_idf(2, 4) + fts5_idf(1, 4)
     store.add([new(mem(5, "Berlin again")), new(mem(6, "Berlin once more"))])
     assert store.keyword_ideal(WORDS) == fts5_idf(2, 6) + fts5_idf(3, 6)
-    assert len(seen) == 2
+    store.delete(mid(1), None, None)  # "tea in Berlin"
+    assert store.keyword_ideal(WORDS) == fts5_idf(1, 5) + fts5_idf(2, 5)
+    assert len(seen) == 1  # both writes' words were added to the kept counts
     store.close()
 
 

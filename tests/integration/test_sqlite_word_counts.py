@@ -1,5 +1,5 @@
-"""The SQLite keyword side keeps the document frequencies it has read between writes: the
-counts it answers are always the store's current ones (after its own writes, another
+"""The SQLite keyword side keeps the document frequencies it has read, across its own writes:
+the counts it answers are always the store's current ones (after its own writes, another
 connection's, deletions), and words asked together or one by one count the same."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from tests.contract.store_support import mem, mid, new
-from tinycontext.adapters.sqlite import search as sqlite_search
+from tinycontext.adapters.sqlite import word_counts
 from tinycontext.adapters.sqlite.store import SqliteStore
 
 
@@ -59,16 +59,16 @@ def test_another_connections_write_is_counted(store: SqliteStore, tmp_path: Path
 
 
 def test_the_kept_counts_are_bounded(store: SqliteStore, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(sqlite_search, "COUNTED_WORDS", 2)
+    monkeypatch.setattr(word_counts, "COUNTED_WORDS", 2)
     first = idf(store, "kettle", "walk")
     assert idf(store, "harbour") and idf(store, "kettle", "walk") == first
     assert set(idf(store, "kettle", "walk", "harbour")) == {"kettle", "walk", "harbour"}
 
 
 def test_counts_kept_by_one_thread_stay_current_for_another(store: SqliteStore) -> None:
-    """The counts are kept per connection, and recall asks from more than one thread (the
-    pool hands each whichever connection is idle): a write made from one thread is counted
-    by every thread afterwards, whichever connection it is handed."""
+    """Recall asks from more than one thread (the pool hands each whichever connection is
+    idle): a write made from one thread is counted by every thread afterwards, whichever
+    connection it is handed."""
     def from_threads(*words: str) -> list[dict[str, float]]:
         with ThreadPoolExecutor(max_workers=3) as pool:
             return list(pool.map(lambda _: idf(store, *words), range(6)))
