@@ -10,11 +10,13 @@ Two steps, so that building the store stays out of a timing run:
 texts of benchmark_speed.py) in batches of 32 into a new store. `time` opens it once and asks
 the same LoCoMo questions with the default settings and with each `--compare` variant, one
 after another for each question (the order reversed every other question, so neither side
-always runs first with warm caches), counting no recall; the first `--warmup` questions are
-not timed. Prints p50 / p95 / mean per variant and each variant's change against the
-default. Variants are recall settings swapped into the running service (benchmarks/_compare).
-`--write-between` saves one memory before every recall (untimed), so that no recall finds
-what an earlier one read still valid (the keyword side's kept word counts, for one).
+always runs first with warm caches), counting no recall unless `--count` (the service
+counts each recall by default, a write of the recalled memories' counts); the first
+`--warmup` questions are not timed. Prints p50 / p95 / mean per variant and each variant's
+change against the default. Variants are recall settings swapped into the running service
+(benchmarks/_compare). `--write-between` saves one memory before every recall (not in the
+recall's time, timed on its own), so that no recall finds the store as an earlier one left
+it.
 """
 
 from __future__ import annotations
@@ -61,6 +63,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                         help="time: save one memory (untimed) before every recall, as an agent "
                         "that saves between recalls does (each recall then finds the store "
                         "changed); the store grows by one memory per recall")
+    parser.add_argument("--count", action="store_true",
+                        help="time: count each recall, as the service does by default (a "
+                        "plain store writes the counts in a commit of their own)")
     parser.add_argument("--compare", metavar="KEY=VALUE[,KEY=VALUE]", action="append",
                         default=[], help="time: a variant of recall settings (repeatable)")
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA,
@@ -101,6 +106,7 @@ def timed(args: argparse.Namespace) -> dict[str, Any]:
     fresh = source.memory_texts(args.seed + 1000)
     variants: dict[str, dict[str, Any]] = {DEFAULT: {}, **args.variants}
     times: dict[str, list[float]] = {name: [] for name in variants}
+    saves: list[float] = []
     service = make_service(args.store, args.model, **settings(args))
     load_before = os.getloadavg()
     try:
@@ -108,10 +114,13 @@ def timed(args: argparse.Namespace) -> dict[str, Any]:
             order = list(variants.items())
             for name, update in order if index % 2 else order[::-1]:
                 if args.write_between:
+                    started = time.perf_counter()
                     service.save([{"content": next(fresh)}])
+                    if index >= args.warmup:
+                        saves.append(1000 * (time.perf_counter() - started))
                 with settings_swapped(service, update):
                     started = time.perf_counter()
-                    service.recall(question, count=False)
+                    service.recall(question, count=args.count)
                     elapsed = time.perf_counter() - started
                 if index >= args.warmup:
                     times[name].append(1000 * elapsed)
@@ -121,11 +130,14 @@ def timed(args: argparse.Namespace) -> dict[str, Any]:
     load_after = os.getloadavg()
     return {
         "write_between": args.write_between,
+        "count": args.count,
         "load_average_before": [round(x, 2) for x in load_before],
         "load_average_after": [round(x, 2) for x in load_after],
         "timed_per_variant": len(times[DEFAULT]),
         "variants": {name: {"p50_ms": percentile(v, 50), "p95_ms": percentile(v, 95),
                             "mean_ms": sum(v) / len(v)} for name, v in times.items()},
+        "saves": {"p50_ms": percentile(saves, 50), "p95_ms": percentile(saves, 95),
+                  "mean_ms": sum(saves) / len(saves)} if saves else None,
     }
 
 
@@ -134,7 +146,8 @@ def report(results: dict[str, Any]) -> None:
     print(f"load average {results['load_average_before']} before, "
           f"{results['load_average_after']} after; {results['timed_per_variant']} recalls "
           "timed per variant, interleaved"
-          + ("; one memory saved before each recall" if results["write_between"] else ""))
+          + ("; one memory saved before each recall" if results["write_between"] else "")
+          + ("; each recall counted" if results.get("count") else ""))
     base = results["variants"][DEFAULT]
     rows = [
         [name, f"{v['p50_ms']:.2f}", f"{v['p95_ms']:.2f}", f"{v['mean_ms']:.2f}",
@@ -144,6 +157,10 @@ def report(results: dict[str, Any]) -> None:
     ]
     print_table(["variant", "p50 ms", "p95 ms", "mean ms", "p50 vs default", "p95 vs default"],
                 rows, "Recall latency, interleaved on one store")
+    if results.get("saves"):
+        saves = results["saves"]
+        print(f"\nsaves between recalls (one memory each): p50 {saves['p50_ms']:.2f} ms, "
+              f"p95 {saves['p95_ms']:.2f} ms, mean {saves['mean_ms']:.2f} ms")
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -10,9 +10,11 @@ in the same statement as the counts it lacks, so it knows which state all of the
 uses the kept counts only when they are of that state.
 
 A write of this store carries the kept counts along instead of dropping them: inside its
-transaction it reads the generation before and after and has its rows tokenised by FTS5
-itself (a small temporary FTS5 table with the index's tokenizer: Python's word splitting
-differs from unicode61 on some letters), so the change is exactly what the index saw. After
+transaction it reads the generation before and after and splits its rows into words as the
+index's tokenizer does, so the change is exactly what the index saw. A row of ASCII text is
+split here (unicode61 keeps runs of ASCII letters and digits, lower-cased); any other row
+goes through FTS5 itself, a small temporary FTS5 table with the index's tokenizer (Python's
+folding differs from unicode61's on some letters: ß, ligatures). After
 the commit the counts move from one generation to the next only if they were exact at the
 first, and only when the generation rose by the number of memories the write inserted and
 deleted, i.e. nothing else in the transaction touched the index. Anything else (another
@@ -23,6 +25,7 @@ index alone keep the counts as they are.
 
 from __future__ import annotations
 
+import re
 import threading
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -36,6 +39,10 @@ COUNTED_WORDS = 20_000
 # A write of more keyword rows than this (an import batch) is not tokenised: the counts start
 # afresh after it, as any write's used to.
 TOKENISED_ROWS = 256
+
+# Longer words are left to FTS5, which caps the size of a token.
+LONGEST_SPLIT = 256
+_ASCII_WORD = re.compile(r"[a-z0-9]+")
 
 Row = tuple[str, str, str]  # the keyword index's columns: terms, stems, context
 
@@ -78,8 +85,33 @@ def _generation(conn: Any) -> int | None:
     return None if row is None else int(row[0])
 
 
+def _ascii_words(row: Row) -> set[str] | None:
+    """The row's words as unicode61 splits them, when that can be told without it."""
+    text = " ".join(row)
+    if not text.isascii():
+        return None
+    words = set(_ASCII_WORD.findall(text.lower()))
+    return None if any(len(w) > LONGEST_SPLIT for w in words) else words
+
+
 def _tokenised(conn: Any, rows: list[Row]) -> dict[str, int]:
     """How many of `rows` hold each word, as the keyword index's tokenizer splits them."""
+    found: dict[str, int] = {}
+    others: list[Row] = []
+    for row in rows:
+        words = _ascii_words(row)
+        if words is None:
+            others.append(row)
+            continue
+        for word in words:
+            found[word] = found.get(word, 0) + 1
+    for word, n in _probed(conn, others).items():
+        found[word] = found.get(word, 0) + n
+    return found
+
+
+def _probed(conn: Any, rows: list[Row]) -> dict[str, int]:
+    """How many of `rows` hold each word, from FTS5's own tokenizer."""
     if not rows:
         return {}
     conn.execute(

@@ -6,6 +6,7 @@ its ideal score and the words' rarity answer what a store that kept nothing answ
 from __future__ import annotations
 
 import random
+import string
 import subprocess
 import sys
 from pathlib import Path
@@ -169,3 +170,25 @@ def test_a_rolled_back_write_changes_no_count(tmp_path: Path) -> None:
         store.add([new(mem(2, "tea"), vector=False), new(mem(1, "tea"), vector=False)])
     assert words.lookup(["tea"]) == {"tea": 1} == fresh_counts(store, ["tea"])
     store.close()
+
+
+def test_ascii_rows_split_as_fts5_splits_them(tmp_path: Path) -> None:
+    """Rows of ASCII text are split in Python: the same words, counted the same, as FTS5's
+    unicode61 (every ASCII character, long words, apostrophes, underscores, dashes)."""
+    rng = random.Random(3)
+    pieces = [chr(i) for i in range(1, 128)]
+    common = string.ascii_letters + string.digits + " "
+    store = SqliteStore(tmp_path / "m.db")
+    try:
+        with store._search._pool.lease() as conn:
+            for trial in range(300):
+                rows = [tuple("".join(rng.choice(pieces if rng.random() < 0.3 else common)
+                                      for _ in range(rng.randint(0, 120))) for _ in range(3))
+                        for _ in range(rng.randint(1, 4))]
+                if trial % 50 == 0:
+                    rows.append(("x" * 300, "Y" * 40_000, "a_b c-d e'f g.h"))
+                assert all(len(r) == 3 for r in rows)
+                split = word_counts._tokenised(conn, rows)  # type: ignore[arg-type]
+                assert split == word_counts._probed(conn, rows)  # type: ignore[arg-type]
+    finally:
+        store.close()
