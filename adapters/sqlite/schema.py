@@ -15,9 +15,11 @@ tag and metadata pair for filters, domain.labels) and fills in the supersede tim
 replaced before it was kept reliably, from their successor's creation; an index on it serves
 "as of" reads of replaced versions, whose vectors stay in `vector_index` under the negative
 model id.
-Version 9 adds the keyword generation: a number that triggers raise with every insert and
-delete of a memory (the keyword index changes with those and only those), so that the document
-frequencies recall keeps know which state of the index they are of (word_counts.py).
+Version 9 adds the keyword generation: a number that triggers raise with every delete of a
+memory and every insert that is not an append; with the newest memory's seq it tells every
+state of the keyword index (which changes with inserts and deletes of memories only) from
+every other, so that the document frequencies recall keeps know which state they are of
+(word_counts.py).
 Existing memories get as context the memory saved before them in their session, within the
 default window; it needs the `tinycontext_stems` SQL function (sqlite_connection.py).
 """
@@ -196,10 +198,13 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
     (
         # One row. Raised by triggers rather than by the engine's writes, so that every
         # writer raises it, also an older engine that had the store open across the upgrade.
+        # An append (the usual insert) raises the newest seq instead, and writes no page of
+        # this table.
         "CREATE TABLE IF NOT EXISTS keyword_generation "
         "(id INTEGER PRIMARY KEY CHECK (id = 1), n INTEGER NOT NULL)",
         "INSERT OR IGNORE INTO keyword_generation(id, n) VALUES (1, 0)",
         """CREATE TRIGGER IF NOT EXISTS keyword_generation_insert AFTER INSERT ON memories
+           WHEN NEW.seq < (SELECT max(seq) FROM memories)
            BEGIN UPDATE keyword_generation SET n = n + 1 WHERE id = 1; END""",
         """CREATE TRIGGER IF NOT EXISTS keyword_generation_delete AFTER DELETE ON memories
            BEGIN UPDATE keyword_generation SET n = n + 1 WHERE id = 1; END""",

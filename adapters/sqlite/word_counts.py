@@ -2,25 +2,28 @@
 
 Recall weighs and prunes its words by how many memories hold them (fts5vocab), and FTS5
 counts a word by reading every posting of it, so a common word costs more the larger the
-store. The counts read are kept, exact at one *keyword generation*: a number in the database
-(`keyword_generation`, schema.py) that triggers raise with every insert and delete of a
-memory, which is when the keyword index changes, whoever writes (this store, another process,
-an engine opened before the upgrade that added the triggers). A look-up reads the generation
-in the same statement as the counts it lacks, so it knows which state all of them are of, and
-uses the kept counts only when they are of that state.
+store. The counts read are kept, exact at one *keyword generation*: the pair (newest memory's
+seq, `keyword_generation.n`), where the number is raised by triggers (schema.py) with every
+delete of a memory and every insert that is not an append. The keyword index changes with
+inserts and deletes of memories only, so any change to it, by whoever writes (this store,
+another process, an engine opened before the upgrade that added the triggers), moves the
+pair, and the pair never comes back: with no delete in between, appends only raise the
+newest seq. An append (a save) writes no page it would not write anyway. A look-up reads the
+generation in the same statement as the counts it lacks, so it knows which state all of them
+are of, and uses the kept counts only when they are of that state.
 
 A write of this store carries the kept counts along instead of dropping them: inside its
 transaction it reads the generation before and after and splits its rows into words as the
 index's tokenizer does, so the change is exactly what the index saw. A row of ASCII text is
 split here (unicode61 keeps runs of ASCII letters and digits, lower-cased); any other row
 goes through FTS5 itself, a small temporary FTS5 table with the index's tokenizer (Python's
-folding differs from unicode61's on some letters: ß, ligatures). After
-the commit the counts move from one generation to the next only if they were exact at the
-first, and only when the generation rose by the number of memories the write inserted and
-deleted, i.e. nothing else in the transaction touched the index. Anything else (another
-writer, a write of more rows than is worth tokenising) leaves them at the old generation and
-the next look-up starts afresh. Writes, recall counts and re-embedding that leave the keyword
-index alone keep the counts as they are.
+folding differs from unicode61's on some letters: ß, ligatures). After the commit the counts
+move to the new generation only if they were exact at the old one, and only when the
+generation moved by exactly the memories the write inserted and deleted (nothing else in
+the transaction touched the index). Anything else (another writer, a write of more rows than
+is worth splitting, a delete of the newest memory) leaves them at the old generation and the
+next look-up starts afresh. Writes that leave the keyword index alone (recall counts,
+re-embedding) keep the counts as they are.
 """
 
 from __future__ import annotations
@@ -45,29 +48,31 @@ LONGEST_SPLIT = 256
 _ASCII_WORD = re.compile(r"[a-z0-9]+")
 
 Row = tuple[str, str, str]  # the keyword index's columns: terms, stems, context
+Generation = tuple[int, int]  # (newest memory's seq, deletes and out-of-order inserts)
 
 
 class Change:
     """What one write transaction does to the keyword index."""
 
-    def __init__(self, before: int | None, tracked: bool) -> None:
+    def __init__(self, before: Generation | None, tracked: bool) -> None:
         self.before = before
         self.after = before
         self.tracked = tracked  # kept counts exact at `before`: worth carrying along
         self.added: list[Row] = []
         self.removed: list[Row] = []
-        self.memories = 0  # memories inserted and deleted: each raises the generation by one
+        self.inserted = 0  # memories appended: each raises the newest seq by one
+        self.deleted = 0  # memories deleted: each raises the number by one
         self.delta: dict[str, int] | None = None
 
     def insert(self, row: Row) -> None:
-        self.memories += 1
+        self.inserted += 1
         if self.tracked:
             self.added.append(row)
 
     def delete(self, conn: Any, seq: int, dependants: str, params: Sequence[Any]) -> None:
         """A memory's keyword row about to be deleted, and the rows whose context column
         (the SQL `dependants`, their seqs) is about to be cleared with it."""
-        self.memories += 1
+        self.deleted += 1
         if not self.tracked:
             return
         rows = conn.execute(
@@ -80,9 +85,19 @@ class Change:
                 self.added.append((terms or "", stems or "", ""))
 
 
-def _generation(conn: Any) -> int | None:
-    row = conn.execute("SELECT n FROM keyword_generation WHERE id = 1").fetchone()
-    return None if row is None else int(row[0])
+GENERATION = ("SELECT NULL, n FROM keyword_generation WHERE id = 1 "
+              "UNION ALL SELECT '', coalesce(max(seq), 0) FROM memories")
+
+
+def _generation(rows: list[Any]) -> Generation | None:
+    """The generation from GENERATION's rows (None: the store has no keyword generation)."""
+    number = newest = None
+    for term, n in rows:
+        if term is None:
+            number = int(n)
+        elif term == "":
+            newest = int(n)
+    return None if number is None or newest is None else (newest, number)
 
 
 def _ascii_words(row: Row) -> set[str] | None:
@@ -137,25 +152,21 @@ class WordCounts:
     def __init__(self, pool: ConnectionPool) -> None:
         self._pool = pool
         self._lock = threading.Lock()
-        self._generation: int | None = None  # the state the counts are exact at
+        self._generation: Generation | None = None  # the state the counts are exact at
         self._counts: dict[str, int] = {}
 
     # -- reading ---------------------------------------------------------------------------
-    def _read(self, words: Sequence[str]) -> tuple[dict[str, int], int | None]:
+    def _read(self, words: Sequence[str]) -> tuple[dict[str, int], Generation | None]:
         """Counts of `words` and the generation they are of, from one statement (one
-        snapshot of the store)."""
-        sql = "SELECT NULL, n FROM keyword_generation WHERE id = 1"
+        snapshot of the store; FTS5 has no empty term)."""
+        sql = GENERATION
         if words:
             marks = ",".join("?" * len(words))
             sql += f" UNION ALL SELECT term, doc FROM temp.memory_vocab WHERE term IN ({marks})"
+        rows = self._pool.read(sql, list(words))
         counts = dict.fromkeys(words, 0)
-        generation = None
-        for term, n in self._pool.read(sql, list(words)):
-            if term is None:
-                generation = int(n)
-            else:
-                counts[str(term)] = int(n)
-        return counts, generation
+        counts.update({str(t): int(n) for t, n in rows if t})
+        return counts, _generation(rows)
 
     def lookup(self, words: Sequence[str]) -> dict[str, int]:
         """Memories holding each of `words` (folded), as of one state of the store."""
@@ -186,7 +197,7 @@ class WordCounts:
         """The pool's write transaction, with a record of its keyword changes that carries
         the kept counts along once it commits."""
         with self._pool.write() as conn:
-            before = _generation(conn)
+            before = _generation(conn.execute(GENERATION).fetchall())
             with self._lock:
                 tracked = before is not None and self._generation == before
             change = Change(before, tracked)
@@ -195,10 +206,11 @@ class WordCounts:
         self._carry(change)
 
     def _measure(self, conn: Any, change: Change) -> None:
-        change.after = _generation(conn)
+        change.after = _generation(conn.execute(GENERATION).fetchall())
         if change.after is None or change.before is None or change.after == change.before:
             return
-        if (not change.tracked or change.after - change.before != change.memories
+        newest, number = change.after[0] - change.before[0], change.after[1] - change.before[1]
+        if (not change.tracked or (newest, number) != (change.inserted, change.deleted)
                 or len(change.added) + len(change.removed) > TOKENISED_ROWS):
             return
         delta = _tokenised(conn, change.added)

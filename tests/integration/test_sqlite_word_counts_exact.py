@@ -192,3 +192,26 @@ def test_ascii_rows_split_as_fts5_splits_them(tmp_path: Path) -> None:
                 assert split == word_counts._probed(conn, rows)  # type: ignore[arg-type]
     finally:
         store.close()
+
+
+def test_writes_outside_the_store_path_are_seen(tmp_path: Path) -> None:
+    """A delete of the newest memory, and an insert below the newest seq written by other
+    code (as a repair tool might), each move the generation: the counts are read afresh."""
+    store = SqliteStore(tmp_path / "m.db")
+    store.add([new(mem(i, f"tea cup{i}"), vector=False) for i in range(1, 5)])
+    words = store._search.words
+    assert words.lookup(["tea", "cup2"]) == {"tea": 4, "cup2": 1}
+    store.delete(mid(4), None, None)  # the newest
+    assert words.lookup(["tea", "cup2"]) == {"tea": 3, "cup2": 1} == fresh_counts(
+        store, ["tea", "cup2"])
+    store.delete(mid(2), None, None)
+    assert words.lookup(["tea", "cup2"]) == {"tea": 2, "cup2": 0}
+    with store._search._pool.write() as conn:  # not through the store: nothing carried
+        conn.execute(
+            "INSERT INTO memories(seq, id, ref, content, kind, created_at, content_tokens) "
+            "VALUES (2, 'x', 'x', 'tea cup2', 'episodic', '2026-07-01T00:00:00Z', 2)")
+        conn.execute("INSERT INTO memory_fts(rowid, terms, stems, context) "
+                     "VALUES (2, 'tea cup2', 'tea cup2', '')")
+    assert words.lookup(["tea", "cup2"]) == {"tea": 3, "cup2": 1} == fresh_counts(
+        store, ["tea", "cup2"])
+    store.close()
