@@ -10,6 +10,7 @@ from tinycontext.domain.errors import StoreError, StoreReadOnlyError
 from tinycontext.domain.feedback import reweigh
 from tinycontext.domain.labels import MemoryFilter
 from tinycontext.domain.memory import EPISODIC, PROFILE, Memory
+from tinycontext.domain.moments import moment_prior, moment_runs
 from tinycontext.domain.recall import (
     LATE_DEPTH,
     SCORE,
@@ -157,6 +158,14 @@ def semantic_recall(
         with core.stage("feedback_inhand"):
             held = inhand_pass(core, terms, candidates, memories, weights, base)
             base = reweigh(base, [c.memory_id for c in candidates], held, inhand)
+    moment_weight = core.config.recall_moment_weight
+    if base is not None and moment_weight > 0 and candidates:
+        with core.stage("moment_prior"):
+            runs = moment_runs(
+                [moment_of(memories[c.memory_id].session_id, c.created_at) for c in candidates],
+                60.0 * core.config.recall_spread_minutes)
+            base = moment_prior(base, runs, moment_weight,
+                                lifted=core.config.recall_moment_lifted or len(base))
     late = None
     if query_tokens:
         with core.stage("late_interaction"):

@@ -20,6 +20,7 @@ from tinycontext.domain.context import (
     KEYWORD_CONTEXT_WEIGHT,
 )
 from tinycontext.domain.errors import InvalidRequestError
+from tinycontext.domain.moments import MOMENT_LIFTED
 from tinycontext.domain.recall import DATE_CUE_WEIGHT, DENSE_LEAD_WEIGHT
 
 APP_NAME = "tinycontext"
@@ -79,6 +80,11 @@ class TinyContextConfig(BaseModel):
     # Coverage step after fusion (0 = off): later slots favour other sessions/moments.
     recall_spread_weight: float = Field(default=0.0, ge=0.0, le=1.0)
     recall_spread_minutes: int = Field(default=60, ge=0, le=10_080)
+    # Moment prior (0 = off): candidates lose this much times how far their moment's best
+    # candidate falls below the best of all, so the sittings the question is about rise.
+    recall_moment_weight: float = Field(default=0.0, ge=0.0, le=2.0)
+    # How many of each moment's best candidates take its lift (0: all of them).
+    recall_moment_lifted: int = Field(default=MOMENT_LIFTED, ge=0, le=1000)
     # Pseudo-relevance feedback (0 = off): a second keyword query from the best results' words.
     recall_feedback_weight: float = Field(default=0.0, ge=0.0, le=1.0)
     # Feedback in hand (0 = off): the best candidates re-weighed by the share of the question's
