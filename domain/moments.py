@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from .spread import Moment
+from .spread import moment_of
 
 # How many of the best fused candidates speak for their moment.
 MOMENT_DEPTH = 50
@@ -30,22 +30,26 @@ MOMENT_DEPTH = 50
 MOMENT_LIFTED = 5
 
 
-def moment_runs(moments: Sequence[Moment], window_seconds: float) -> list[int]:
-    """A run number per moment: same session, each within `window_seconds` of the one saved
-    before it in that session (a chain, so a long sitting stays one run)."""
-    order = sorted(range(len(moments)),
-                   key=lambda i: (moments[i].session is not None, moments[i].session or "",
-                                  moments[i].at))
-    runs = [0] * len(moments)
+def moment_runs(
+    sessions: Sequence[str | None], created: Sequence[str], window_seconds: float
+) -> list[int]:
+    """A run number per memory (its session and created_at): same session, each within
+    `window_seconds` of the one saved before it in that session (a chain, so a long sitting
+    stays one run). Each distinct timestamp is read once: a batch of saves shares one."""
+    if len(sessions) != len(created):
+        raise ValueError("sessions and created must be the same length")
+    seconds = {stamp: moment_of(None, stamp).at for stamp in set(created)}
+    order = sorted(range(len(created)),
+                   key=lambda i: (sessions[i] is not None, sessions[i] or "", seconds[created[i]]))
+    runs = [0] * len(created)
     run = -1
-    previous: Moment | None = None
+    previous: tuple[str | None, float] | None = None
     for i in order:
-        m = moments[i]
-        if (previous is None or m.session != previous.session
-                or m.at - previous.at > window_seconds):
+        here = (sessions[i], seconds[created[i]])
+        if previous is None or here[0] != previous[0] or here[1] - previous[1] > window_seconds:
             run += 1
         runs[i] = run
-        previous = m
+        previous = here
     return runs
 
 

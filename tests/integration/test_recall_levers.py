@@ -197,6 +197,52 @@ def test_spread_gives_a_slot_to_another_day_only_when_on(
     assert tops[1.0][0] == tops[0.0][0] and tops[1.0][1] == later
 
 
+def test_moment_prior_lifts_the_best_sittings_turns_only_when_on(
+    tmp_path: Path, real_embedder: Any
+) -> None:
+    """One sitting about adopting a dog, then lone memories on later days that share a word
+    with the question, on the real store: with recall_moment_weight the sitting's third turn
+    (which names no word of the question) takes the third slot; off, a later day's lone
+    match does."""
+    from datetime import timedelta
+
+    from tinycontext.testing import FixedClock
+
+    sitting = [
+        "We finally adopted the rescue greyhound from the shelter on Saturday.",
+        "She spent the whole first evening curled up on the rug by the fireplace.",
+        "The kids want to call her Pepper.",
+    ]
+    later = [
+        "Greyhound buses to the coast leave from the central station.",
+        "The shelter downtown is collecting blankets for the winter.",
+        "Saturday's football match was cancelled because of the rain.",
+        "I bought a new rug for the hallway.",
+    ]
+    tops = {}
+    for weight in (0.0, 0.8):
+        clock = FixedClock()
+        service = build_service(
+            TinyContextConfig(memory_db_path=str(tmp_path / f"w{weight}" / "memories.db"),
+                              recall_moment_weight=weight),
+            embedder=real_embedder, clock=clock, background=False)
+        try:
+            for text in sitting:
+                service.save([{"content": text}], session_id="s")
+                clock.advance(30)
+            for text in later:
+                clock.current += timedelta(days=2)
+                service.save([{"content": text}], session_id="s")
+            result = service.recall(
+                "Where did the rescue greyhound sleep on her first evening?", "s", 10**6, 3
+            ).to_dict()
+            tops[weight] = [m["content"] for m in result["memories"]]
+        finally:
+            service.close()
+    assert tops[0.0][:2] == sitting[:2] and tops[0.0][2] in later
+    assert tops[0.8] == sitting
+
+
 STUDIO = "Orla rented a pottery studio in Kilkenny, beside the Marble City bakery."
 BAKERY = "Rent went up for every shop beside the Marble City bakery in Kilkenny."
 STUDIO_NEIGHBOURS = [

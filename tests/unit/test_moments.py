@@ -5,22 +5,26 @@ from __future__ import annotations
 import pytest
 
 from tinycontext.domain.moments import moment_prior, moment_runs
-from tinycontext.domain.spread import Moment
 
 HOUR = 3600.0
 DAY = 86400.0
 
 
 def test_runs_chain_within_a_session_and_split_on_gaps_and_sessions() -> None:
-    moments = [
-        Moment("s", 0.0), Moment("s", 50 * 60.0), Moment("s", 100 * 60.0),  # one chain
-        Moment("s", DAY), Moment("t", 0.0), Moment(None, 0.0), Moment(None, 10.0),
+    sessions = ["s", "s", "s", "s", "t", None, None, "s"]
+    created = [
+        "2026-01-01T10:00:00Z", "2026-01-01T10:50:00Z", "2026-01-01T11:40:00Z",  # one chain
+        "2026-01-02T10:00:00Z", "2026-01-01T10:00:00Z",
+        "2026-01-01T10:00:00Z", "2026-01-01T10:00:10Z",
+        "not a time",  # an unreadable timestamp counts as the epoch: a run of its own here
     ]
-    runs = moment_runs(moments, HOUR)
+    runs = moment_runs(sessions, created, HOUR)
     assert runs[0] == runs[1] == runs[2]
-    assert len({runs[0], runs[3], runs[4], runs[5]}) == 4
+    assert len({runs[0], runs[3], runs[4], runs[5], runs[7]}) == 5
     assert runs[5] == runs[6]
-    assert moment_runs([], HOUR) == []
+    assert moment_runs([], [], HOUR) == []
+    with pytest.raises(ValueError):
+        moment_runs(["s"], [], HOUR)
 
 
 def test_a_weak_turn_of_the_best_sitting_overtakes_a_lone_match_elsewhere() -> None:

@@ -227,3 +227,17 @@ def test_spread_gives_a_later_slot_to_another_moment_only_when_turned_on(make, c
             assert top[1] == "the hiking boots sam gave me broke"
         else:
             assert top[1].startswith("hiking trip in the alps, day")
+
+
+def test_moment_prior_changes_nothing_when_every_memory_shares_one_sitting(make, clock):
+    """recall_moment_weight compares moments: a store saved in one sitting ranks and scores
+    exactly as without it."""
+    results = []
+    for weight in (0.0, 0.8):
+        svc = make(recall_moment_weight=weight, save_context_minutes=0)
+        for text in ("hiking trip in the alps with sam", "hiking boots for the alps",
+                     "sam booked the mountain hut", "the weather in the alps turned"):
+            save(svc, text, session_id="one")
+            clock.advance(60)
+        results.append(svc.recall("hiking alps sam", session_id="one", top_k=4).to_dict())
+    assert results[0]["memories"] == results[1]["memories"]

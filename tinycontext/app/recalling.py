@@ -162,8 +162,8 @@ def semantic_recall(
     if base is not None and moment_weight > 0 and candidates:
         with core.stage("moment_prior"):
             runs = moment_runs(
-                [moment_of(memories[c.memory_id].session_id, c.created_at) for c in candidates],
-                60.0 * core.config.recall_spread_minutes)
+                [memories[c.memory_id].session_id for c in candidates],
+                [c.created_at for c in candidates], 60.0 * core.config.recall_spread_minutes)
             base = moment_prior(base, runs, moment_weight,
                                 lifted=core.config.recall_moment_lifted or len(base))
     late = None
