@@ -109,13 +109,15 @@ def key_for_plain(path: Path) -> StoreLockedError:
     )
 
 
-def check_file(path: Path, key: bytes | None) -> None:
-    """Refuse, before connecting, a store file that the key (or its absence) cannot open."""
-    state = file_state(path)
+def check_file(path: Path, key: bytes | None, state: str | None = None) -> str:
+    """Refuse, before connecting, a store file that the key (or its absence) cannot open;
+    `state`: what its header said (open_files.py), read now when None. Returns the state."""
+    state = file_state(path) if state is None else state
     if state == "encrypted" and key is None:
         raise no_key(path)
     if state == "plain" and key is not None:
         raise key_for_plain(path)
+    return state
 
 
 def verify_key(conn: Any, path: Path, not_a_database: type[BaseException]) -> None:

@@ -26,7 +26,7 @@ from tinycontext.domain.errors import (
 )
 from tinycontext.domain.text import stemmed_terms
 
-from . import cipher
+from . import cipher, open_files
 from .driver import (
     companions,
     folder_writable,
@@ -96,6 +96,8 @@ class ConnectionPool:
         self.read_only = False  # found out on open: the file or its folder cannot be written
         self.damaged: StoreCorruptError | None = None  # the first corruption a read ran into
         self.rider: CommitRider | None = None
+        self._state = ""  # what the file's header said (open_files.py)
+        self._files: dict[int, open_files.FileKey | None] = {}  # id(connection) -> its file
 
     @property
     def encrypted(self) -> bool:
@@ -108,7 +110,8 @@ class ConnectionPool:
         return cipher.open_keyed(connect, self._key, self.path, sqlite.DatabaseError)
 
     def _connect(self, sqlite: Any) -> Any:
-        cipher.check_file(self.path, self._key)
+        # The header is read before the process's first connection on the file only.
+        self._state = cipher.check_file(self.path, self._key, open_files.known_state(self.path))
         if not self.read_only:
             conn = None
             try:
@@ -216,6 +219,7 @@ class ConnectionPool:
             raise
         with self._lock:
             self._all.append(conn)
+            self._files[id(conn)] = open_files.opened(self.path, self._state)
         if not self.read_only:
             tighten(self.path)
         return conn
@@ -316,5 +320,6 @@ class ConnectionPool:
             for conn in self._all:
                 with contextlib.suppress(Exception):  # closing from another thread
                     conn.close()
+                open_files.closed(self._files.pop(id(conn), None))
             self._all.clear()
             self._idle.clear()

@@ -113,8 +113,11 @@ SALVAGE_ENCRYPTED = (
 
 def damaged_message(path: Path, what: str) -> str:
     from .cipher import file_state
+    from .open_files import known_state
 
-    advice = SALVAGE_ENCRYPTED if file_state(path) == "encrypted" else SALVAGE
+    # Not re-read while connections are open: closing it would drop their locks.
+    state = known_state(path) or file_state(path)
+    advice = SALVAGE_ENCRYPTED if state == "encrypted" else SALVAGE
     return f"The memory store {path} is damaged: {what}. {advice}"
 
 
