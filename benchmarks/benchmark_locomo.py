@@ -131,6 +131,10 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                         default=[], help="also recall every question with these settings "
                         "(recall_* keys) on the same store, as a mode of its own at an "
                         "unlimited budget: off/on pairs on identical data (repeatable)")
+    parser.add_argument("--event-pair-groups", action="store_true",
+                        help="also report the questions (categories 1-4) that recall reads as "
+                        "about two events in time (domain.events.event_pair), per half, all "
+                        "and those whose evidence spans two or more sessions")
     add_common_arguments(parser)
     args = parser.parse_args(argv)
     args.variants = parse_compare(args.compare)
@@ -190,6 +194,24 @@ def groups_of(category: int, conversation: int) -> list[str]:
         return ["overall (1-4)", name, "all (1-5)", f"{half}: overall (1-4)", f"{half}: {name}",
                 f"{half}: all (1-5)"]
     return [name, "all (1-5)", f"{half}: {name}", f"{half}: all (1-5)"]
+
+
+EVENT_PAIR_GROUPS = ("event pairs", "event pairs, evidence in 2+ sessions")
+
+
+def event_pair_groups(question: str, category: int, evidence: tuple[str, ...],
+                      conversation: int) -> list[str]:
+    """The extra rows of a question recall reads as about two events (--event-pair-groups)."""
+    from tinycontext.domain.events import event_pair
+
+    if category not in (1, 2, 3, 4) or event_pair(question) is None:
+        return []
+    half = next((f"{label} {lo}-{hi}" for lo, hi, label in HALVES if lo <= conversation <= hi),
+                "conversations 11+")
+    names = [EVENT_PAIR_GROUPS[0]]
+    if len({e.split(":")[0] for e in evidence}) > 1:
+        names.append(EVENT_PAIR_GROUPS[1])
+    return [g for name in names for g in (name, f"{half}: {name}")]
 
 
 def score(ranked: list[list[str]], gold: tuple[str, ...], k: int, deepest: int,
@@ -264,8 +286,11 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                         ranked = [sorted(covers[h.memory.id]) for h in hits[:deepest]]
                         for k in args.ks:
                             score(ranked, qa.evidence, k, deepest, per_mode[mode])
+                groups = groups_of(qa.category, number)
+                if args.event_pair_groups:
+                    groups += event_pair_groups(qa.question, qa.category, qa.evidence, number)
                 for mode, metrics in per_mode.items():
-                    boards[mode].add(groups_of(qa.category, number), metrics)
+                    boards[mode].add(groups, metrics)
                 progress.tick(f"{conv.sample_id}: {stats['qa_scored']:,} questions scored")
         service.close()
     categories = [f"{c} {n}" for c, n in LOCOMO_CATEGORIES.items()]
@@ -273,6 +298,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
               for group in ("overall (1-4)", *categories, "all (1-5)")]
     order = ["overall (1-4)"] + [f"{c} {n}" for c, n in LOCOMO_CATEGORIES.items()] \
         + ["all (1-5)"] + halves
+    order += [f"{half}{name}" for name in EVENT_PAIR_GROUPS
+              for half in ("", *(f"{label} {lo}-{hi}: " for lo, hi, label in HALVES))]
     results: dict[str, Any] = {"stats": stats, "modes": {}}
     for mode, board in boards.items():
         results["modes"][mode] = {

@@ -7,6 +7,7 @@ from dataclasses import replace
 from tinycontext.domain import listing
 from tinycontext.domain.dates import dated_ids
 from tinycontext.domain.errors import StoreError, StoreReadOnlyError
+from tinycontext.domain.events import event_pair
 from tinycontext.domain.feedback import reweigh
 from tinycontext.domain.labels import MemoryFilter
 from tinycontext.domain.memory import EPISODIC, PROFILE, Memory
@@ -26,6 +27,7 @@ from tinycontext.domain.text import recall_terms
 from tinycontext.ports.store import Scope, Scored
 
 from .core import Core
+from .event_pairs import with_event_pair
 from .feedback import feedback_pass, inhand_pass
 from .rendering import Framing
 from .results import ProfileItem, RecalledItem, RecallResult, Scores, metadata_of
@@ -186,6 +188,12 @@ def semantic_recall(
                  for r in ranked],
                 spreading, 60.0 * core.config.recall_spread_minutes, k,
             )
+        # A question about two events in time ("which came first, X or Y"): each event's
+        # best memory joins the first slots. Any other question: only this string check.
+        pair = event_pair(query) if core.config.recall_event_pairs else None
+        if pair is not None:
+            with core.stage("event_pairs"):
+                ranked = with_event_pair(core, pair, scope, ranked, memories, weights, k)
         cut = budget_walk([core.cost(memories[r.memory_id], framing) for r in ranked], budget)
     chosen = ranked[: cut.count]
     counting = count_recalls(core, [r.memory_id for r in chosen], now) if count else None

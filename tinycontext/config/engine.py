@@ -90,6 +90,9 @@ class TinyContextConfig(BaseModel):
     # Feedback in hand (0 = off): the best candidates re-weighed by the share of the question's
     # and the best results' rare words they hold; no second query.
     recall_feedback_inhand_weight: float = Field(default=0.0, ge=0.0, le=1.0)
+    # Questions about the order of two events or the time between them ("which came first, X
+    # or Y"): each event is looked up on its own and its best memory joins the first slots.
+    recall_event_pairs: bool = False
     # Score fusion: the clear dense winner's bonus and the named period's (0 turns each off).
     recall_dense_lead_weight: float = Field(default=DENSE_LEAD_WEIGHT, ge=0.0, le=10.0)
     recall_date_cue_weight: float = Field(default=DATE_CUE_WEIGHT, ge=0.0, le=1.0)
