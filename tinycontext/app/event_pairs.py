@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from tinycontext.domain.events import EventPair, choose_pair, with_pair
+from tinycontext.domain.events import EventPair, missing_events, with_pair
 from tinycontext.domain.memory import Memory
 from tinycontext.domain.recall import SCORE, Candidate, FusionWeights, Ranked, rank
 from tinycontext.domain.spread import moment_of, same_moment
@@ -27,8 +27,9 @@ from .core import Core
 
 # Each event's own pools: it needs the event's best few memories, not a ranking of the store.
 FACET_POOL = 50
-# How many of the second event's best memories may stand in for it when its best shares the
-# first event's moment.
+# How many of each event's best memories count as that event: one of them among the results
+# means the event is there; the second event's memory is taken from another moment than the
+# first's among them when one is.
 FACET_CHOICES = 5
 
 
@@ -63,9 +64,10 @@ def with_event_pair(
     core: Core, pair: EventPair, scope: Scope, ranked: Sequence[Ranked],
     memories: dict[str, Memory], weights: FusionWeights, limit: int,
 ) -> list[Ranked]:
-    """`ranked` (the question's ranking, best first) cut to `limit`, with each event's best
-    memory right after the best result (domain.events.with_pair). Memories the events'
-    lookups found are added to `memories`; such a memory carries its event's scores."""
+    """`ranked` (the question's ranking, best first) cut to `limit`; an event none of whose
+    best few memories is in it gets its best one right after the best result
+    (domain.events.missing_events, with_pair). Memories the events' lookups found are added
+    to `memories`; such a memory carries its event's scores."""
     texts = (pair.first, pair.second)
     scored = weights.method == SCORE
 
@@ -90,8 +92,9 @@ def with_event_pair(
         return not same_moment(moment_of(first.session_id, first.created_at),
                                moment_of(second.session_id, second.created_at), window)
 
-    chosen = choose_pair([r.memory_id for r in facets[0]], [r.memory_id for r in facets[1]],
-                         apart)
+    order = [r.memory_id for r in ranked]
+    needed = missing_events(order[:limit], [r.memory_id for r in facets[0]],
+                            [r.memory_id for r in facets[1]], apart)
     by_id = {r.memory_id: r for facet in facets for r in facet}
     by_id.update((r.memory_id, r) for r in ranked)
-    return [by_id[mid] for mid in with_pair([r.memory_id for r in ranked], chosen, limit)]
+    return [by_id[mid] for mid in with_pair(order, needed, limit)]
