@@ -68,6 +68,10 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                         "plain store writes the counts in a commit of their own)")
     parser.add_argument("--compare", metavar="KEY=VALUE[,KEY=VALUE]", action="append",
                         default=[], help="time: a variant of recall settings (repeatable)")
+    parser.add_argument("--event-pair-questions", action="store_true",
+                        help="time: ask questions about the order of two events or the time "
+                        "between them (benchmarks/event_histories.py's phrasings) instead of "
+                        "LoCoMo's")
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA,
                         help=f"path to locomo10.json (default {DEFAULT_DATA})")
     add_common_arguments(parser)
@@ -98,10 +102,21 @@ def build(args: argparse.Namespace) -> dict[str, Any]:
     return {"memories": args.size, "seconds": time.perf_counter() - started}
 
 
+def event_pair_questions(count: int, seed: int = 8) -> list[str]:
+    """Order and elapsed-time questions about two of the synthetic histories' events."""
+    import random
+
+    from benchmarks.event_histories import EVENTS, TEMPLATES, fill
+
+    rng = random.Random(seed)
+    return [fill(rng.choice(TEMPLATES), *rng.sample(EVENTS, 2)) for _ in range(count)]
+
+
 def timed(args: argparse.Namespace) -> dict[str, Any]:
     progress = Progress("time", args.quiet)
     source = RealisticText(args.data)
-    questions = source.questions(args.queries, seed=8)
+    questions = event_pair_questions(args.queries) if args.event_pair_questions \
+        else source.questions(args.queries, seed=8)
     # Not the build's seed: texts the store does not hold yet.
     fresh = source.memory_texts(args.seed + 1000)
     variants: dict[str, dict[str, Any]] = {DEFAULT: {}, **args.variants}
@@ -128,9 +143,13 @@ def timed(args: argparse.Namespace) -> dict[str, Any]:
     finally:
         service.close()
     load_after = os.getloadavg()
+    from tinycontext.domain.events import event_pair
+
     return {
         "write_between": args.write_between,
         "count": args.count,
+        "questions_read_as_event_pairs": sum(event_pair(q) is not None for q in questions),
+        "questions": len(questions),
         "load_average_before": [round(x, 2) for x in load_before],
         "load_average_after": [round(x, 2) for x in load_after],
         "timed_per_variant": len(times[DEFAULT]),
@@ -147,7 +166,9 @@ def report(results: dict[str, Any]) -> None:
           f"{results['load_average_after']} after; {results['timed_per_variant']} recalls "
           "timed per variant, interleaved"
           + ("; one memory saved before each recall" if results["write_between"] else "")
-          + ("; each recall counted" if results.get("count") else ""))
+          + ("; each recall counted" if results.get("count") else "")
+          + f"; {results['questions_read_as_event_pairs']} of {results['questions']} questions "
+          "read as about two events")
     base = results["variants"][DEFAULT]
     rows = [
         [name, f"{v['p50_ms']:.2f}", f"{v['p95_ms']:.2f}", f"{v['mean_ms']:.2f}",

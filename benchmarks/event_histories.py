@@ -273,7 +273,7 @@ class History:
     questions: tuple[Question, ...]
 
 
-def _fill(template: str, a: tuple, b: tuple) -> str:
+def fill(template: str, a: tuple, b: tuple) -> str:
     return template.format(a4=a[3], a5=a[4], a6=a[5], b4=b[3], b5=b[4], b6=b[5],
                            A4=a[3][0].upper() + a[3][1:])
 
@@ -310,10 +310,10 @@ def history(user: int, rng: random.Random, sessions: int = 50, events: int = 4,
         i, j = 2 * pair, 2 * pair + 1
         a, b = EVENTS[picked[i]], EVENTS[picked[j]]
         for template in templates[2 * pair : 2 * pair + 2]:
-            questions.append(Question(_fill(template, a, b), (told_in[i], told_in[j]), True,
+            questions.append(Question(fill(template, a, b), (told_in[i], told_in[j]), True,
                                       (a[0], b[0])))
     for event, at in zip(picked, told_in, strict=True):
-        questions.append(Question(_fill(CONTROL, EVENTS[event], EVENTS[event]), (at,), False,
+        questions.append(Question(fill(CONTROL, EVENTS[event], EVENTS[event]), (at,), False,
                                   (EVENTS[event][0],)))
     return History(f"user-{user:03d}", conversations, tuple(questions))
 

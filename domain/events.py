@@ -162,30 +162,19 @@ def missing_events(
     top: Sequence[T], first: Sequence[T], second: Sequence[T], apart: Callable[[T, T], bool],
 ) -> list[T]:
     """The memories to add so that `top` (the results so far) holds both events, from each
-    event's candidates (best first); [] when it already does.
-
-    An event counts as present when one of its candidates is in `top`. The first event's
-    memory is that one, else its best candidate; the second's is one of its candidates in
-    `top` from another moment than the first's (`apart`), else its best candidate from another
-    moment, else its best that is another memory. The two events of such a question were
-    usually told at different times, and a near neighbour of the first is what the
-    question's own ranking already offers.
-    """
+    event's candidates (best first): the first event's best, and the second event's best
+    that `apart` says is from another moment than it, else its best that is another memory;
+    those of the two that `top` lacks. The two events of such a question were usually told
+    at different times, and a near neighbour of the first is what the question's own
+    ranking already offers."""
+    if not first:
+        pair = list(second[:1])
+    else:
+        others = [m for m in second if m != first[0]]
+        pair = [first[0], *([next((m for m in others if apart(first[0], m)), others[0])]
+                            if others else [])]
     shown = set(top)
-    needed: list[T] = []
-    a = next((m for m in first if m in shown), None)
-    if a is None:
-        if not first:
-            return [m for m in second[:1] if m not in shown]
-        a = first[0]
-        needed.append(a)
-    others = [m for m in second if m != a]
-    if not others or any(m in shown and apart(a, m) for m in others):
-        return needed
-    b = next((m for m in others if apart(a, m)), others[0])
-    if b not in shown:
-        needed.append(b)
-    return needed
+    return [m for m in pair if m not in shown]
 
 
 def with_pair(ranked: Sequence[T], pair: Sequence[T], limit: int) -> list[T]:

@@ -92,16 +92,19 @@ def _apart(x: str, y: str) -> bool:
     return MOMENT[x] != MOMENT[y]
 
 
-def test_an_event_already_among_the_results_needs_nothing() -> None:
-    assert missing_events(["r", "a2", "b2"], ["a1", "a2"], ["b1", "b2"], _apart) == []
-    # The second event's candidate in the results shares the first's moment, and another
-    # moment's is on offer: that one is added.
+def test_each_events_best_is_added_when_the_results_lack_it() -> None:
+    assert missing_events(["r"], ["a1", "a2"], ["b2", "b3"], _apart) == ["a1", "b2"]
+    assert missing_events(["r", "a1"], ["a1", "a2"], ["b2", "b3"], _apart) == ["b2"]
+    assert missing_events(["r", "b2", "a1"], ["a1", "a2"], ["b2", "b3"], _apart) == []
+    # Another of the event's candidates among the results does not stand in for its best.
+    assert missing_events(["r", "a2", "b2"], ["a1", "a2"], ["b2"], _apart) == ["a1"]
+
+
+def test_the_second_event_prefers_another_moment_than_the_first() -> None:
+    # b1 shares a1's moment: the second event's next best from another moment stands in,
+    # even when b1 is among the results already.
+    assert missing_events(["r"], ["a1"], ["b1", "b2", "b3"], _apart) == ["a1", "b2"]
     assert missing_events(["r", "a1", "b1"], ["a1"], ["b1", "b3"], _apart) == ["b3"]
-
-
-def test_a_missing_event_brings_its_best_and_the_second_prefers_another_moment() -> None:
-    assert missing_events(["r"], ["a1", "a2"], ["b1", "b2", "b3"], _apart) == ["a1", "b2"]
-    assert missing_events(["r", "a2"], ["a1", "a2"], ["b3", "b2"], _apart) == ["b3"]
     # None from another moment: the second event's best that is another memory.
     assert missing_events(["r"], ["a1"], ["a1", "b1"], _apart) == ["a1", "b1"]
     assert missing_events(["r"], ["a1"], ["a1"], _apart) == ["a1"]

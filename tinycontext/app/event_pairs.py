@@ -27,9 +27,8 @@ from .core import Core
 
 # Each event's own pools: it needs the event's best few memories, not a ranking of the store.
 FACET_POOL = 50
-# How many of each event's best memories count as that event: one of them among the results
-# means the event is there; the second event's memory is taken from another moment than the
-# first's among them when one is.
+# How many of the second event's best memories may stand in for its best when that one
+# shares the first event's moment.
 FACET_CHOICES = 5
 
 
@@ -64,8 +63,8 @@ def with_event_pair(
     core: Core, pair: EventPair, scope: Scope, ranked: Sequence[Ranked],
     memories: dict[str, Memory], weights: FusionWeights, limit: int,
 ) -> list[Ranked]:
-    """`ranked` (the question's ranking, best first) cut to `limit`; an event none of whose
-    best few memories is in it gets its best one right after the best result
+    """`ranked` (the question's ranking, best first) cut to `limit`; an event whose best
+    memory is not in it gets that memory right after the best result
     (domain.events.missing_events, with_pair). Memories the events' lookups found are added
     to `memories`; such a memory carries its event's scores."""
     texts = (pair.first, pair.second)
