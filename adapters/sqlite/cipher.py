@@ -65,15 +65,16 @@ def apply_key(conn: Any, key: bytes, hmac: str = HMAC) -> None:
 
 
 def open_keyed(connect: Callable[[], Any], key: bytes, path: Path,
-               not_a_database: type[BaseException]) -> Any:
+               not_a_database: type[BaseException], state: FileState | None = None) -> Any:
     """A new connection (from `connect`) to the store at `path`, keyed and its key checked;
     a store written with the earlier page HMAC is opened with that one. A key that opens
-    neither is `store_locked` (wrong_key), as before."""
+    neither is `store_locked` (wrong_key), as before. `state`: the file's kind when the
+    caller knows it (verify_key)."""
     for hmac in (HMAC, HMAC_EARLIER):
         conn = connect()
         try:
             apply_key(conn, key, hmac)
-            verify_key(conn, path, not_a_database)
+            verify_key(conn, path, not_a_database, state)
             return conn
         except StoreLockedError:
             conn.close()
@@ -109,24 +110,29 @@ def key_for_plain(path: Path) -> StoreLockedError:
     )
 
 
-def check_file(path: Path, key: bytes | None, state: str | None = None) -> str:
-    """Refuse, before connecting, a store file that the key (or its absence) cannot open;
-    `state`: what its header said (open_files.py), read now when None. Returns the state."""
-    state = file_state(path) if state is None else state
+def check_file(path: Path, key: bytes | None) -> None:
+    """Refuse, before connecting, a store file that the key (or its absence) cannot open."""
+    check_state(file_state(path), path, key)
+
+
+def check_state(state: FileState, path: Path, key: bytes | None) -> None:
+    """check_file, for a file whose kind is already known."""
     if state == "encrypted" and key is None:
         raise no_key(path)
     if state == "plain" and key is not None:
         raise key_for_plain(path)
-    return state
 
 
-def verify_key(conn: Any, path: Path, not_a_database: type[BaseException]) -> None:
-    """Read the schema once: SQLCipher checks the key on the first page it decrypts."""
+def verify_key(conn: Any, path: Path, not_a_database: type[BaseException],
+               state: FileState | None = None) -> None:
+    """Read the schema once: SQLCipher checks the key on the first page it decrypts. The
+    file's kind is read from it only when the caller does not know it (`state`): a caller
+    with other connections on the file must pass it (open_files.py says why)."""
     try:
         conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
     except not_a_database as exc:
         not_opened = "not a database" in str(exc).lower() or getattr(
             exc, "sqlite_errorcode", 0) == 26
-        if not_opened and file_state(path) == "encrypted":
+        if not_opened and (file_state(path) if state is None else state) == "encrypted":
             raise wrong_key(path) from None
         raise  # a damaged plain file: store_corrupt, as without a key

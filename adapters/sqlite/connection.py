@@ -89,6 +89,7 @@ class ConnectionPool:
         self._local = threading.local()
         self._idle: list[Any] = []
         self._all: list[Any] = []
+        self._holds: list[open_files.Hold] = []  # one per connection in _all
         self._slots = threading.BoundedSemaphore(max_connections)
         self._lock = threading.Lock()
         self._migrated = False
@@ -96,22 +97,25 @@ class ConnectionPool:
         self.read_only = False  # found out on open: the file or its folder cannot be written
         self.damaged: StoreCorruptError | None = None  # the first corruption a read ran into
         self.rider: CommitRider | None = None
-        self._state = ""  # what the file's header said (open_files.py)
-        self._files: dict[int, open_files.FileKey | None] = {}  # id(connection) -> its file
 
     @property
     def encrypted(self) -> bool:
         return self._key is not None
 
-    def _keyed(self, connect: Callable[[], Any], sqlite: Any) -> Any:
+    def _keyed(self, connect: Callable[[], Any], sqlite: Any, state: cipher.FileState) -> Any:
         """A new connection, keyed and checked when the store is encrypted."""
         if self._key is None:
             return connect()
-        return cipher.open_keyed(connect, self._key, self.path, sqlite.DatabaseError)
+        return cipher.open_keyed(connect, self._key, self.path, sqlite.DatabaseError, state)
 
-    def _connect(self, sqlite: Any) -> Any:
-        # The header is read before the process's first connection on the file only.
-        self._state = cipher.check_file(self.path, self._key, open_files.known_state(self.path))
+    def _connect(self, sqlite: Any, hold: open_files.Hold) -> Any:
+        # The file's kind comes from `hold`, never from reading the file now (open_files.py).
+        cipher.check_state(hold.state, self.path, self._key)
+        conn = self._connect_file(sqlite, hold.state)
+        open_files.learn(hold, self.path, "encrypted" if self.encrypted else "plain")
+        return conn
+
+    def _connect_file(self, sqlite: Any, state: cipher.FileState) -> Any:
         if not self.read_only:
             conn = None
             try:
@@ -119,7 +123,7 @@ class ConnectionPool:
                 conn = self._keyed(lambda: sqlite.connect(
                     str(self.path), timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None,
                     check_same_thread=False,
-                ), sqlite)
+                ), sqlite, state)
                 conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
                 self._retry(lambda: conn.execute("PRAGMA journal_mode = WAL").fetchone())
                 return conn
@@ -131,13 +135,13 @@ class ConnectionPool:
                     raise
             self.read_only = True
             log.info("memory store %s cannot be written: opened for reading only", self.path)
-        return self._connect_read_only(sqlite)
+        return self._connect_read_only(sqlite, state)
 
-    def _open_uri(self, sqlite: Any, uri: str) -> Any:
+    def _open_uri(self, sqlite: Any, uri: str, state: cipher.FileState) -> Any:
         conn = self._keyed(lambda: sqlite.connect(
             uri, uri=True, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None,
             check_same_thread=False,
-        ), sqlite)
+        ), sqlite, state)
         try:
             conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
             conn.execute("SELECT count(*) FROM sqlite_master").fetchone()  # opens the file
@@ -146,10 +150,10 @@ class ConnectionPool:
             raise
         return conn
 
-    def _connect_read_only(self, sqlite: Any) -> Any:
+    def _connect_read_only(self, sqlite: Any, state: cipher.FileState) -> Any:
         uri = self.path.resolve().as_uri()
         try:
-            return self._open_uri(sqlite, uri + "?mode=ro")
+            return self._open_uri(sqlite, uri + "?mode=ro", state)
         except sqlite.OperationalError as exc:
             if result_code(exc) not in (CANTOPEN, READONLY):
                 raise
@@ -167,7 +171,7 @@ class ConnectionPool:
                 "cannot read without creating a -shm file in the folder"
             ))
         try:
-            return self._open_uri(sqlite, uri + "?mode=ro&immutable=1")
+            return self._open_uri(sqlite, uri + "?mode=ro&immutable=1", state)
         except sqlite.OperationalError as exc:
             if result_code(exc) not in (CANTOPEN, READONLY):
                 raise
@@ -196,7 +200,12 @@ class ConnectionPool:
 
     def _open(self) -> Any:
         sqlite = sqlite_module()
-        conn = self._connect(sqlite)
+        hold = open_files.hold(self.path, create=not self.read_only)  # before SQLite opens the file
+        try:
+            conn = self._connect(sqlite, hold)
+        except BaseException:
+            open_files.release(hold)
+            raise
         try:
             conn.execute("PRAGMA synchronous = NORMAL")
             conn.execute("PRAGMA foreign_keys = ON")
@@ -216,10 +225,11 @@ class ConnectionPool:
             )
         except BaseException:
             conn.close()
+            open_files.release(hold)  # after the close: the file may be read once nothing holds it
             raise
         with self._lock:
             self._all.append(conn)
-            self._files[id(conn)] = open_files.opened(self.path, self._state)
+            self._holds.append(hold)
         if not self.read_only:
             tighten(self.path)
         return conn
@@ -237,7 +247,7 @@ class ConnectionPool:
             return None
         if not isinstance(exc, (OSError, sqlite_module().Error)):
             return None
-        error = store_error(exc, self.path, BUSY_TIMEOUT_MS / 1000)
+        error = store_error(exc, self.path, BUSY_TIMEOUT_MS / 1000, self.encrypted)
         if isinstance(error, StoreCorruptError) and self.damaged is None:
             self.damaged = error
             log.error("memory store %s is damaged; writes are refused from now on", self.path)
@@ -289,7 +299,7 @@ class ConnectionPool:
     def write(self) -> Iterator[Any]:
         """An IMMEDIATE transaction (takes the write lock up front, so no upgrade deadlock)."""
         if self.damaged is not None:
-            raise StoreCorruptError(refused_write_message(self.path))
+            raise StoreCorruptError(refused_write_message(self.path, self.encrypted))
         with self.lease() as conn:
             if self.read_only:
                 raise StoreReadOnlyError(read_only_message(self.path))
@@ -320,6 +330,8 @@ class ConnectionPool:
             for conn in self._all:
                 with contextlib.suppress(Exception):  # closing from another thread
                     conn.close()
-                open_files.closed(self._files.pop(id(conn), None))
             self._all.clear()
             self._idle.clear()
+            for hold in self._holds:
+                open_files.release(hold)
+            self._holds.clear()

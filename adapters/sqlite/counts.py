@@ -84,7 +84,7 @@ class RecallCounts:
         if self._pool.read_only:
             raise StoreReadOnlyError(read_only_message(self._pool.path))
         if self._pool.damaged is not None:
-            raise StoreCorruptError(refused_write_message(self._pool.path))
+            raise StoreCorruptError(refused_write_message(self._pool.path, self._pool.encrypted))
         with self._lock:
             for memory_id in memory_ids:
                 times = self._pending.get(memory_id, (0, at))[0]

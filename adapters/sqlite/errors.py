@@ -111,19 +111,17 @@ SALVAGE_ENCRYPTED = (
 )
 
 
-def damaged_message(path: Path, what: str) -> str:
-    from .cipher import file_state
-    from .open_files import known_state
-
-    # Not re-read while connections are open: closing it would drop their locks.
-    state = known_state(path) or file_state(path)
-    advice = SALVAGE_ENCRYPTED if state == "encrypted" else SALVAGE
+def damaged_message(path: Path, what: str, encrypted: bool) -> str:
+    # `encrypted` comes from the store's key, not from the file: this process has
+    # connections on it, and reading the file here would drop their locks (open_files.py).
+    advice = SALVAGE_ENCRYPTED if encrypted else SALVAGE
     return f"The memory store {path} is damaged: {what}. {advice}"
 
 
-def refused_write_message(path: Path) -> str:
+def refused_write_message(path: Path, encrypted: bool) -> str:
     return damaged_message(
-        path, "a read found a damaged page, so writes are refused until it is repaired"
+        path, "a read found a damaged page, so writes are refused until it is repaired",
+        encrypted,
     )
 
 
@@ -161,17 +159,20 @@ def _from_os(exc: OSError, path: Path) -> StoreError:
     )
 
 
-def store_error(exc: BaseException, path: Path, busy_seconds: float) -> StoreError | None:
+def store_error(exc: BaseException, path: Path, busy_seconds: float,
+                encrypted: bool = False) -> StoreError | None:
     """The coded error for a storage failure, or None when `exc` is not one (a bug, a
-    constraint): those stay as they are and the transports report internal_error."""
+    constraint): those stay as they are and the transports report internal_error.
+    `encrypted`: the store was opened with a key."""
     if isinstance(exc, OSError):
         return _from_os(exc, path)
     code = result_code(exc)
     if code == CORRUPT:
-        return StoreCorruptError(damaged_message(path, "a page of the file is malformed"))
+        return StoreCorruptError(damaged_message(path, "a page of the file is malformed",
+                                                  encrypted))
     if code == NOTADB:
         return StoreCorruptError(damaged_message(
-            path, "it is not a SQLite database, or its header was overwritten"
+            path, "it is not a SQLite database, or its header was overwritten", encrypted
         ))
     if code == READONLY:
         return StoreReadOnlyError(read_only_message(path))

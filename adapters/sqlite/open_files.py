@@ -7,61 +7,85 @@ connection's shared lock; another process closing its last connection then took 
 for unused, checkpointed it and deleted its -wal and -shm under the open connection, whose
 later writes went to the deleted log while new connections failed with a disk I/O error.
 So the header is read before a file's first connection in the process only, and later
-connections check their key against what it said then.
+connections (and the key check of each one) use what it said then. A connection claims
+the file before SQLite opens it, under one lock, so two connections opening at once (two
+threads, two store objects) cannot read the header while the other is open. Nothing is
+kept for a file nobody here has open, which matters with many users' stores in one server.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import threading
 from dataclasses import dataclass
 from pathlib import Path
 
-FileKey = tuple[int, int]  # (device, inode): the same file under any name
+from .cipher import FileState, file_state
+from .driver import prepare_private_file
+
+_lock = threading.Lock()
+_files: dict[tuple[int, int], _Entry] = {}
 
 
 @dataclass
-class _File:
-    connections: int
-    state: str  # cipher.file_state's answer before the first connection
+class _Entry:
+    state: FileState
+    count: int = 0
 
 
-_lock = threading.Lock()
-_open: dict[FileKey, _File] = {}
+@dataclass
+class Hold:
+    """One connection's claim on a store file, taken before SQLite opens it."""
+
+    file: tuple[int, int] | None  # (device, inode); None when there was no file to claim
+    state: FileState
 
 
-def _key(path: Path) -> FileKey | None:
+def _claim(path: Path, state: FileState | None) -> Hold:
+    """Count one more connection on the file at `path` (called with _lock held)."""
     try:
         info = os.stat(path)
     except OSError:
-        return None
-    return (info.st_dev, info.st_ino)
+        return Hold(None, "missing")
+    file = (info.st_dev, info.st_ino)
+    entry = _files.get(file)
+    if entry is None:
+        # No connection of this process is on the file: opening and closing it drops no lock.
+        entry = _files[file] = _Entry(file_state(path) if state is None else state)
+    entry.count += 1
+    return Hold(file, entry.state)
 
 
-def known_state(path: Path) -> str | None:
-    """What the header said when the process opened its first connection on the file, if
-    it still has one open (None: read the header now)."""
-    key = _key(path)
+def hold(path: Path, create: bool) -> Hold:
+    """Claim the file at `path` for a connection about to be opened, creating it first when
+    `create` (so a new file is claimed before SQLite holds it), and say what kind it is."""
     with _lock:
-        entry = _open.get(key) if key is not None else None
-        return entry.state if entry is not None else None
+        if create and not path.exists():
+            with contextlib.suppress(OSError):  # the connection's own open says why
+                prepare_private_file(path)
+        return _claim(path, None)
 
 
-def opened(path: Path, state: str) -> FileKey | None:
-    """Count a new connection on the file; returns what `closed` takes."""
-    key = _key(path)
-    if key is not None:
-        with _lock:
-            _open.setdefault(key, _File(0, state)).connections += 1
-    return key
-
-
-def closed(key: FileKey | None) -> None:
-    if key is None:
-        return
+def learn(held: Hold, path: Path, state: FileState) -> None:
+    """What a new connection found a new (or unclaimed) file to be, once it has opened it."""
     with _lock:
-        entry = _open.get(key)
-        if entry is not None:
-            entry.connections -= 1
-            if entry.connections <= 0:
-                del _open[key]
+        if held.file is None:
+            claimed = _claim(path, state)
+            held.file, held.state = claimed.file, claimed.state
+            return
+        entry = _files.get(held.file)
+        if entry is not None and entry.state in ("missing", "empty"):
+            entry.state = state
+        held.state = state
+
+
+def release(held: Hold) -> None:
+    """The connection that took `held` is closed (or was never opened)."""
+    with _lock:
+        file, held.file = held.file, None
+        entry = None if file is None else _files.get(file)
+        if file is not None and entry is not None:
+            entry.count -= 1
+            if entry.count <= 0:
+                del _files[file]
