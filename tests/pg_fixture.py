@@ -17,6 +17,7 @@ with both walls of tenant isolation up.
 from __future__ import annotations
 
 import atexit
+import fcntl
 import os
 import shutil
 import subprocess
@@ -50,16 +51,20 @@ def _start_pgserver() -> str:
     # atexit runs last-registered first: pgserver's own handler (registered inside
     # get_server) stops the server and deletes its data, then this removes the folder.
     atexit.register(shutil.rmtree, folder, ignore_errors=True)
-    for attempt in range(3):
-        try:
-            server = pgserver.get_server(os.path.join(folder, "data"), cleanup_mode="delete")
-            break
-        except subprocess.TimeoutExpired:
-            # pgserver gives pg_ctl 10 s; a busy machine can need longer. The server keeps
-            # starting, and the next attempt attaches to it.
-            if attempt == 2:
-                raise
-            time.sleep(5)
+    # As root pgserver creates its system user on first use, outside its own lock: test
+    # processes starting side by side (pytest -n) take turns so only one runs useradd.
+    with open(os.path.join(tempfile.gettempdir(), "tinycontext-pgserver.lock"), "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        for attempt in range(3):
+            try:
+                server = pgserver.get_server(os.path.join(folder, "data"), cleanup_mode="delete")
+                break
+            except subprocess.TimeoutExpired:
+                # pgserver gives pg_ctl 10 s; a busy machine can need longer. The server
+                # keeps starting, and the next attempt attaches to it.
+                if attempt == 2:
+                    raise
+                time.sleep(5)
     url = server.get_uri()
     import psycopg
 

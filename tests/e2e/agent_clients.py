@@ -4,6 +4,7 @@ loopback stand-in model server, and the store's contents."""
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import secrets
@@ -19,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.e2e.servers import cli_env, tinycontext_command
+from tests.e2e.servers import cli_env, short_runtime_dir, tinycontext_command
 
 MEMORY = "The billing service's staging database listens on port 5433."
 
@@ -30,10 +31,25 @@ def npm_client(package: str, binary: str, prefix_variable: str, folder: str) -> 
     if shutil.which("npm") is None or shutil.which("node") is None:
         pytest.skip(f"Node.js and npm are needed to install {package}; .ci/run installs them")
     prefix = Path(os.environ.get(prefix_variable) or Path(tempfile.gettempdir()) / folder)
+    return npm_install(prefix, package, binary)
+
+
+def npm_install(prefix: Path, package: str, binary: str) -> str:
+    """`binary` from `package`, installed into `prefix` unless already there. Test processes
+    running side by side (pytest -n) share the prefix: one installs while the others wait,
+    since two npm installs into one folder undo each other's work."""
     path = prefix / "node_modules" / ".bin" / binary
-    if not path.exists():
-        subprocess.run(["npm", "install", "--prefix", str(prefix), "--no-audit", "--no-fund",
-                        "--silent", package], check=True, timeout=600, capture_output=True)
+    if path.exists():
+        return str(path)
+    prefix.mkdir(parents=True, exist_ok=True)
+    with open(prefix / ".install.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not path.exists():
+            done = subprocess.run(["npm", "install", "--prefix", str(prefix), "--no-audit",
+                                   "--no-fund", "--silent", package],
+                                  capture_output=True, text=True, timeout=600)
+            if done.returncode != 0 or not path.exists():
+                raise RuntimeError(f"npm could not install {package}: {done.stderr[-2000:]}")
     return str(path)
 
 
@@ -43,24 +59,26 @@ def configured_project(tmp_path: Path, client: str, drop: tuple[str, ...],
     """A project folder set up by `tinycontext setup <client> --scope project` under a
     temporary home, with the memory service warm (a cold hook may give up while the model
     loads); the service is stopped afterwards."""
-    home, folder, run = tmp_path / "home", tmp_path / "shop-frontend", tmp_path / "run"
-    for path in (home, folder, run):
+    home, folder = tmp_path / "home", tmp_path / "shop-frontend"
+    for path in (home, folder):
         path.mkdir(mode=0o700)
-    env = cli_env(tmp_path, HOME=str(home), XDG_RUNTIME_DIR=str(run),
-                  XDG_CONFIG_HOME=str(home / ".config"), **variables)
-    for name in [n for n in env if n.startswith(drop)]:
-        del env[name]
-    command = tinycontext_command()
-    done = subprocess.run([*command, "setup", client, "--scope", "project"], cwd=folder,
-                          env=env, capture_output=True, text=True, timeout=120)
-    assert done.returncode == 0, done.stderr
-    warm = subprocess.run([*command, "context", "warm up"], env=env, capture_output=True,
-                          text=True, timeout=120)
-    assert warm.returncode == 0, warm.stderr
-    try:
-        yield folder, env
-    finally:
-        subprocess.run([*command, "service", "stop"], env=env, capture_output=True, timeout=60)
+    with short_runtime_dir() as run:
+        env = cli_env(tmp_path, HOME=str(home), XDG_RUNTIME_DIR=str(run),
+                      XDG_CONFIG_HOME=str(home / ".config"), **variables)
+        for name in [n for n in env if n.startswith(drop)]:
+            del env[name]
+        command = tinycontext_command()
+        done = subprocess.run([*command, "setup", client, "--scope", "project"], cwd=folder,
+                              env=env, capture_output=True, text=True, timeout=120)
+        assert done.returncode == 0, done.stderr
+        warm = subprocess.run([*command, "context", "warm up"], env=env, capture_output=True,
+                              text=True, timeout=120)
+        assert warm.returncode == 0, warm.stderr
+        try:
+            yield folder, env
+        finally:
+            subprocess.run([*command, "service", "stop"], env=env, capture_output=True,
+                           timeout=60)
 
 
 def save(env: dict[str, str], content: str) -> None:

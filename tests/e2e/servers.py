@@ -11,6 +11,7 @@ import shutil
 import socket
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from collections.abc import Iterator
@@ -44,6 +45,18 @@ def cli_env(tmp_path: Path, **extra: str) -> dict[str, str]:
     env["TINYCONTEXT_MODELS_DIR"] = str(tmp_path / "models")
     env.update(extra)
     return env
+
+
+@contextmanager
+def short_runtime_dir() -> Iterator[Path]:
+    """An owner-only XDG_RUNTIME_DIR for the memory service's socket, removed afterwards. Not
+    under tmp_path: a Unix socket's path holds at most 107 bytes, and pytest -n's per-worker
+    folders make tmp_path too long for the socket inside it."""
+    folder = Path(tempfile.mkdtemp(prefix="tc-run-"))
+    try:
+        yield folder
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 def run_cli(tmp_path: Path, *args: str, stdin: str | None = None, timeout: float = 120,

@@ -106,9 +106,11 @@ def test_mcp_tools_are_listed_and_a_tool_use_runs(claude: str,
 
     with standin_model(script) as (base, standin):
         # The .mcp.json setup wrote, passed explicitly: a project's own servers wait for a
-        # person's approval. --mcp-config servers connect in the background unless told to wait.
+        # person's approval. --mcp-config servers connect in the background unless told to wait;
+        # the longer connect and start-up limits are for a machine busy with other tests.
         ask(claude, folder,
-            dict(env, ENABLE_TOOL_SEARCH="false", MCP_CONNECTION_NONBLOCKING="false"),
+            dict(env, ENABLE_TOOL_SEARCH="false", MCP_CONNECTION_NONBLOCKING="false",
+                 MCP_CONNECT_TIMEOUT_MS="60000", MCP_TIMEOUT="120000"),
             standin, base, "Look up the staging database in your memory tool.",
             "--mcp-config", str(folder / ".mcp.json"), "--allowedTools", tool)
     first = standin.messages()[0]

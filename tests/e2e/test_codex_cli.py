@@ -21,6 +21,7 @@ from typing import Any
 
 import pytest
 
+from tests.e2e.agent_clients import npm_install
 from tests.e2e.responses_standin import FINAL_TEXT, function_call, responses_stand_in
 from tests.e2e.servers import cli_env, run_cli, tinycontext_command
 
@@ -43,16 +44,10 @@ def install_codex() -> Path:
     """The `codex` command, installed into the cache folder on first use."""
     if shutil.which("node") is None or shutil.which("npm") is None:
         pytest.skip("Node.js and npm are needed for Codex CLI (.ci/run installs them)")
-    folder = npm_cache()
-    codex = folder / "node_modules" / ".bin" / "codex"
-    if not codex.exists():
-        folder.mkdir(parents=True, exist_ok=True)
-        done = subprocess.run(["npm", "install", "--prefix", str(folder), "--no-audit",
-                               "--no-fund", "--silent", CODEX_PACKAGE],
-                              capture_output=True, text=True, timeout=600)
-        if done.returncode != 0 or not codex.exists():
-            pytest.skip(f"npm could not install {CODEX_PACKAGE}: {done.stderr[-500:]}")
-    return codex
+    try:
+        return Path(npm_install(npm_cache(), CODEX_PACKAGE, "codex"))
+    except RuntimeError as exc:
+        pytest.skip(str(exc)[-500:])
 
 
 @pytest.fixture(scope="module")

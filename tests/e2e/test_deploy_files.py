@@ -349,8 +349,10 @@ def test_hosted_compose_command_serves_only_proven_callers(tmp_path: Path) -> No
     try:
         wait_for_health(base + "/health", process=process, timeout=60)
         assert httpx.get(base + "/list_memories").status_code == 401
+        # The first save loads the model: longer than httpx's default 5 s on a busy machine.
         saved = httpx.post(base + "/save_memories", headers=proxy_headers("dana"),
-                           json={"memories": [{"content": "Dana's build runs on ARM."}]})
+                           json={"memories": [{"content": "Dana's build runs on ARM."}]},
+                           timeout=60)
         assert saved.status_code == 200
         assert len(list((tmp_path / "data" / "tenants").glob("*.db"))) == 1
         assert not (tmp_path / "data" / "memories.db").exists()

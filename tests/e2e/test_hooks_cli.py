@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.e2e.servers import cli_env, tinycontext_command
+from tests.e2e.servers import cli_env, short_runtime_dir, tinycontext_command
 
 pytestmark = pytest.mark.slow
 
@@ -38,12 +38,13 @@ def prompt(env: dict[str, str], text: str, session: str = "agent-1") -> str:
 
 @pytest.fixture
 def env(tmp_path: Path) -> Iterator[dict[str, str]]:
-    environment = cli_env(tmp_path, XDG_RUNTIME_DIR=str(tmp_path / "run"))
-    (tmp_path / "run").mkdir(mode=0o700)
-    # A hook gives up after 3 s; on a busy machine the service's first start can take longer.
-    assert run(environment, "context", "warm up").returncode == 0
-    yield environment
-    run(environment, "service", "stop")
+    with short_runtime_dir() as runtime:
+        environment = cli_env(tmp_path, XDG_RUNTIME_DIR=str(runtime))
+        # A hook gives up after 3 s; on a busy machine the service's first start can take
+        # longer.
+        assert run(environment, "context", "warm up").returncode == 0
+        yield environment
+        run(environment, "service", "stop")
 
 
 def hooks_log(env: dict[str, str]) -> str:

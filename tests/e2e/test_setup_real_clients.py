@@ -20,6 +20,7 @@ from typing import Any
 
 import pytest
 
+from tests.e2e.agent_clients import npm_install
 from tests.e2e.servers import cli_env, tinycontext_command
 
 pytestmark = pytest.mark.slow
@@ -34,13 +35,7 @@ def _installed(binary: str) -> str:
     if shutil.which("npm") is None or shutil.which("node") is None:
         pytest.skip(f"Node.js and npm are needed to install {PACKAGES[binary]}; .ci/run "
                     "installs them")
-    path = NPM_FOLDER / "node_modules" / ".bin" / binary
-    if not path.exists():
-        done = subprocess.run(["npm", "install", "--prefix", str(NPM_FOLDER), "--no-audit",
-                               "--no-fund", "--silent", PACKAGES[binary]],
-                              capture_output=True, text=True, timeout=600)
-        assert done.returncode == 0, done.stderr[-2000:]
-    return str(path)
+    return npm_install(NPM_FOLDER, PACKAGES[binary], binary)
 
 
 @pytest.fixture(scope="module")
