@@ -67,7 +67,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
-    from tinycontext.domain.events import event_pair
+    from tinycontext.testing.questions import event_pair
 
     progress = Progress("event-pairs", args.quiet)
     data = histories(args.users, args.seed, args.sessions)

@@ -133,8 +133,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                         "unlimited budget: off/on pairs on identical data (repeatable)")
     parser.add_argument("--event-pair-groups", action="store_true",
                         help="also report the questions (categories 1-4) that recall reads as "
-                        "about two events in time (domain.events.event_pair), per half, all "
-                        "and those whose evidence spans two or more sessions")
+                        "about two events in time (tinycontext.testing.questions.event_pair), per "
+                        "half, all and those whose evidence spans two or more sessions")
     add_common_arguments(parser)
     args = parser.parse_args(argv)
     args.variants = parse_compare(args.compare)
@@ -202,7 +202,7 @@ EVENT_PAIR_GROUPS = ("event pairs", "event pairs, evidence in 2+ sessions")
 def event_pair_groups(question: str, category: int, evidence: tuple[str, ...],
                       conversation: int) -> list[str]:
     """The extra rows of a question recall reads as about two events (--event-pair-groups)."""
-    from tinycontext.domain.events import event_pair
+    from tinycontext.testing.questions import event_pair
 
     if category not in (1, 2, 3, 4) or event_pair(question) is None:
         return []

@@ -143,7 +143,7 @@ def timed(args: argparse.Namespace) -> dict[str, Any]:
     finally:
         service.close()
     load_after = os.getloadavg()
-    from tinycontext.domain.events import event_pair
+    from tinycontext.testing.questions import event_pair
 
     return {
         "write_between": args.write_between,
