@@ -24,6 +24,7 @@ from tinycontext.domain.text import recall_terms
 from tinycontext.ports.store import Scope, Scored
 
 from .core import Core
+from .hits import positions
 
 # Each event's own pools: it needs the event's best few memories, not a ranking of the store.
 FACET_POOL = 50
@@ -36,15 +37,7 @@ def _facet_ranking(
     core: Core, lexical: Sequence[Scored], ideal: float, dense: Sequence[Scored],
     vector: bytes, weights: FusionWeights, memories: dict[str, Memory],
 ) -> list[Ranked]:
-    found: dict[str, Memory] = {}
-    bm25: dict[str, tuple[int, float]] = {}
-    for position, hit in enumerate(lexical, start=1):
-        found[hit.memory.id] = hit.memory
-        bm25[hit.memory.id] = (position, hit.score)
-    cosines: dict[str, tuple[int | None, float]] = {}
-    for position, hit in enumerate(dense, start=1):
-        found[hit.memory.id] = hit.memory
-        cosines[hit.memory.id] = (position, hit.score)
+    found, bm25, cosines = positions(lexical, dense)
     missing = [mid for mid in bm25 if mid not in cosines]
     if missing and weights.method == SCORE:
         for mid, similarity in core.store.similarities(vector, core.model_key, missing).items():

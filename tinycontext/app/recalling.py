@@ -10,7 +10,7 @@ from tinycontext.domain.errors import StoreError, StoreReadOnlyError
 from tinycontext.domain.events import event_pair
 from tinycontext.domain.feedback import reweigh
 from tinycontext.domain.labels import MemoryFilter
-from tinycontext.domain.memory import EPISODIC, PROFILE, Memory
+from tinycontext.domain.memory import EPISODIC, PROFILE
 from tinycontext.domain.moments import moment_prior, moment_runs
 from tinycontext.domain.recall import (
     LATE_DEPTH,
@@ -29,6 +29,7 @@ from tinycontext.ports.store import Scope, Scored
 from .core import Core
 from .event_pairs import with_event_pair
 from .feedback import feedback_pass, inhand_pass
+from .hits import positions
 from .rendering import Framing
 from .results import ProfileItem, RecalledItem, RecallResult, Scores, metadata_of
 from .vectors import maxsim
@@ -101,17 +102,7 @@ def semantic_recall(
     cosines = core.background_call(keyword_cosines) if scored else None
     dense = core.store.nearest(vector, core.model_key, scope, pool)
     lexical, ideal = keyword.result()
-    # Each memory once, keyword hits first: the candidates' order decides which of two
-    # equal cosines takes the dense lead (domain.recall.dense_lead).
-    memories: dict[str, Memory] = {}
-    bm25: dict[str, tuple[int, float]] = {}
-    for position, hit in enumerate(lexical, start=1):
-        memories[hit.memory.id] = hit.memory
-        bm25[hit.memory.id] = (position, hit.score)
-    dense_hits: dict[str, tuple[int | None, float]] = {}
-    for position, hit in enumerate(dense, start=1):
-        memories[hit.memory.id] = hit.memory
-        dense_hits[hit.memory.id] = (position, hit.score)
+    memories, bm25, dense_hits = positions(lexical, dense)
     if cosines is not None:
         for mid, similarity in cosines.result().items():
             if mid not in dense_hits:
