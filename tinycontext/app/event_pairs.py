@@ -18,13 +18,13 @@ from collections.abc import Sequence
 
 from tinycontext.domain.events import EventPair, missing_events, with_pair
 from tinycontext.domain.memory import Memory
-from tinycontext.domain.recall import SCORE, Candidate, FusionWeights, Ranked, rank
+from tinycontext.domain.recall import SCORE, FusionWeights, Ranked, rank
 from tinycontext.domain.spread import moment_of, same_moment
 from tinycontext.domain.text import recall_terms
 from tinycontext.ports.store import Scope, Scored
 
 from .core import Core
-from .hits import positions
+from .hits import fusion_candidates, positions
 
 # Each event's own pools: it needs the event's best few memories, not a ranking of the store.
 FACET_POOL = 50
@@ -42,11 +42,7 @@ def _facet_ranking(
     if missing and weights.method == SCORE:
         for mid, similarity in core.store.similarities(vector, core.model_key, missing).items():
             cosines[mid] = (None, similarity)
-    candidates = [
-        Candidate(mid, m.created_at, *bm25.get(mid, (None, None)),
-                  *cosines.get(mid, (None, None)))
-        for mid, m in found.items()
-    ]
+    candidates = fusion_candidates(found, bm25, cosines)
     for mid, m in found.items():
         memories.setdefault(mid, m)
     return rank(candidates, weights, limit=FACET_CHOICES, keyword_ideal=ideal)

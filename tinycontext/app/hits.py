@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from tinycontext.domain.memory import Memory
+from tinycontext.domain.recall import Candidate
 from tinycontext.ports.store import Scored
 
 Positions = dict[str, tuple[int, float]]
@@ -27,3 +28,19 @@ def positions(
         memories[hit.memory.id] = hit.memory
         cosines[hit.memory.id] = (position, hit.score)
     return memories, bm25, cosines
+
+
+def fusion_candidates(
+    memories: dict[str, Memory], bm25: Positions, cosines: DensePositions,
+    access: dict[str, int] | None = None,
+) -> list[Candidate]:
+    """One fusion candidate per memory, in `memories`' order, with what each retriever
+    (and, when given, the recall-count ranking) said of it."""
+    ranks = access or {}
+    candidates = []
+    for mid, m in memories.items():
+        keyword_rank, keyword_score = bm25.get(mid, (None, None))
+        dense_rank, dense_score = cosines.get(mid, (None, None))
+        candidates.append(Candidate(mid, m.created_at, keyword_rank, keyword_score,
+                                    dense_rank, dense_score, ranks.get(mid)))
+    return candidates

@@ -15,7 +15,6 @@ from tinycontext.domain.moments import moment_prior, moment_runs
 from tinycontext.domain.recall import (
     LATE_DEPTH,
     SCORE,
-    Candidate,
     FusionWeights,
     budget_walk,
     candidate_pool,
@@ -29,7 +28,7 @@ from tinycontext.ports.store import Scope, Scored
 from .core import Core
 from .event_pairs import with_event_pair
 from .feedback import feedback_pass, inhand_pass
-from .hits import positions
+from .hits import fusion_candidates, positions
 from .rendering import Framing
 from .results import ProfileItem, RecalledItem, RecallResult, Scores, metadata_of
 from .vectors import maxsim
@@ -116,14 +115,7 @@ def semantic_recall(
         for position, times in enumerate(counts, start=1):
             first.setdefault(times, position)
         access = {mid: first[m.recall_count] for mid, m in memories.items()}
-    candidates = []
-    for mid, m in memories.items():
-        keyword_rank, keyword_score = bm25.get(mid, (None, None))
-        dense_rank, dense_score = dense_hits.get(mid, (None, None))
-        candidates.append(Candidate(
-            mid, m.created_at, keyword_rank, keyword_score, dense_rank, dense_score,
-            access.get(mid),
-        ))
+    candidates = fusion_candidates(memories, bm25, dense_hits, access)
     weights = FusionWeights(
         core.config.recall_dense_weight, core.config.recall_rrf_k,
         core.config.recall_access_weight, core.config.recall_fusion,
