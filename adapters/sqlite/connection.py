@@ -1,9 +1,10 @@
 """Per-thread SQLite connections with WAL, a busy timeout, sqlite-vec and write retries.
 
-Every storage failure leaves `ConnectionPool.lease` as a coded store error (sqlite_errors). A
+Every storage failure leaves `ConnectionPool.lease` as a coded store error (errors.py). A
 store the process cannot write (a read-only mount, a backup without write permission) is
-opened for reading: recall and list work, writes are store_read_only. After a read has found a
-damaged page, writes are refused (store_corrupt) instead of being added to a broken file.
+opened for reading (read_only.py): recall and list work, writes are store_read_only. After a
+read has found a damaged page, writes are refused (store_corrupt) instead of being added to a
+broken file.
 """
 
 from __future__ import annotations
@@ -21,31 +22,21 @@ from tinycontext.domain.errors import (
     StoreCorruptError,
     StoreError,
     StoreReadOnlyError,
-    StoreUnavailableError,
     TinyContextError,
 )
 from tinycontext.domain.text import stemmed_terms
 
-from . import cipher, open_files
-from .driver import (
-    companions,
-    folder_writable,
-    load_vector_extension,
-    prepare_private_file,
-    sqlite_module,
-    tighten,
-)
+from . import cipher, open_files, read_only
+from .driver import load_vector_extension, prepare_private_file, sqlite_module, tighten
 from .errors import (
-    CANTOPEN,
     READONLY,
     cannot_write,
     read_only_message,
     refused_write_message,
     result_code,
     store_error,
-    unreadable_message,
 )
-from .schema import SCHEMA_VERSION, migrate, schema_version
+from .schema import migrate
 
 T = TypeVar("T")
 log = logging.getLogger(__name__)
@@ -135,49 +126,9 @@ class ConnectionPool:
                     raise
             self.read_only = True
             log.info("memory store %s cannot be written: opened for reading only", self.path)
-        return self._connect_read_only(sqlite, state)
-
-    def _open_uri(self, sqlite: Any, uri: str, state: cipher.FileState) -> Any:
-        conn = self._keyed(lambda: sqlite.connect(
-            uri, uri=True, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None,
-            check_same_thread=False,
-        ), sqlite, state)
-        try:
-            conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
-            conn.execute("SELECT count(*) FROM sqlite_master").fetchone()  # opens the file
-        except BaseException:
-            conn.close()
-            raise
-        return conn
-
-    def _connect_read_only(self, sqlite: Any, state: cipher.FileState) -> Any:
-        uri = self.path.resolve().as_uri()
-        try:
-            return self._open_uri(sqlite, uri + "?mode=ro", state)
-        except sqlite.OperationalError as exc:
-            if result_code(exc) not in (CANTOPEN, READONLY):
-                raise
-            if folder_writable(self.path):
-                raise StoreUnavailableError(unreadable_message(
-                    self.path, "SQLite could not open it for reading"
-                )) from None
-        # Reading a WAL store needs a -shm file that this folder cannot hold. With no
-        # unmerged -wal content the file alone is the whole store, and as nobody can create
-        # a -wal here, nobody can write it while we read: it can be opened as immutable.
-        wal = companions(self.path)[0]
-        if wal.exists() and wal.stat().st_size > 0:
-            raise StoreUnavailableError(unreadable_message(
-                self.path, "its -wal file holds writes not yet merged into it, which SQLite "
-                "cannot read without creating a -shm file in the folder"
-            ))
-        try:
-            return self._open_uri(sqlite, uri + "?mode=ro&immutable=1", state)
-        except sqlite.OperationalError as exc:
-            if result_code(exc) not in (CANTOPEN, READONLY):
-                raise
-            raise StoreUnavailableError(unreadable_message(
-                self.path, "SQLite could not open it for reading"
-            )) from None
+        return read_only.connect(self.path, sqlite,
+                                 lambda connect: self._keyed(connect, sqlite, state),
+                                 BUSY_TIMEOUT_MS)
 
     def _migrate(self, conn: Any, sqlite: Any) -> None:
         if not self.read_only:
@@ -190,13 +141,7 @@ class ConnectionPool:
                 if result_code(exc) != READONLY:
                     raise
                 self.read_only = True
-        version = schema_version(conn)
-        if version < SCHEMA_VERSION:
-            raise StoreReadOnlyError(
-                f"The memory store {self.path} is read-only and was written by an older "
-                f"TinyContext (schema {version}, this one uses {SCHEMA_VERSION}): open it once "
-                "with write access to upgrade it, or copy it somewhere writable."
-            )
+        read_only.require_current_schema(conn, self.path)
 
     def _open(self) -> Any:
         sqlite = sqlite_module()

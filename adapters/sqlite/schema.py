@@ -21,7 +21,7 @@ state of the keyword index (which changes with inserts and deletes of memories o
 every other, so that the document frequencies recall keeps know which state they are of
 (word_counts.py).
 Existing memories get as context the memory saved before them in their session, within the
-default window; it needs the `tinycontext_stems` SQL function (sqlite_connection.py).
+default window; it needs the `tinycontext_stems` SQL function (connection.py).
 """
 
 from __future__ import annotations
