@@ -29,6 +29,7 @@ from tinycontext.ports.embedder import Vector
 from tinycontext.ports.store import Scope, Scored
 
 from .connection import ConnectionPool
+from .dense_sql import sign_bits
 from .filter_share import share as filter_share
 from .filter_share import upper_bound
 from .filtering import filter_sql, where_sql
@@ -38,12 +39,6 @@ from .rows import COLUMNS, WIDTH, memory_from_row, scope_sql
 
 if TYPE_CHECKING:
     from .dense import DenseRetrieval
-
-
-def sign_bits(vector: Vector) -> bytes:
-    from .dense import sign_bits as bits  # dense imports this module
-
-    return bits(vector)
 
 EXACT_ROWS = 4000
 WIDEST = 20_000

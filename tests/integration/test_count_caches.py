@@ -10,6 +10,7 @@ import pytest
 
 from tinycontext.adapters.postgres import dense as pg_dense
 from tinycontext.adapters.sqlite import dense as sqlite_dense
+from tinycontext.adapters.sqlite import dense_sql
 from tinycontext.adapters.sqlite import ivf as sqlite_ivf
 from tinycontext.adapters.sqlite.store import SqliteStore
 from tinycontext.ports.store import Scope
@@ -20,7 +21,7 @@ from .test_vector_mirror import MODEL, _add, _vectors
 def test_sqlite_scope_counts_stop_at_their_limit(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(sqlite_dense, "MAX_SCOPE_COUNTS", 3)
+    monkeypatch.setattr(dense_sql, "MAX_SCOPE_COUNTS", 3)
     monkeypatch.setattr(sqlite_dense, "MAX_MIRROR_BYTES", 0)  # the SQL path counts scopes
     monkeypatch.setattr(sqlite_ivf, "TRAIN_AT", 40)  # ... once the vectors are clustered
     monkeypatch.setattr(sqlite_ivf, "MIN_CELLS", 4)
@@ -30,7 +31,7 @@ def test_sqlite_scope_counts_stop_at_their_limit(
         _add(store, vectors[12 * n:12 * (n + 1)], 12 * n, session=f"s{n}")
     while store.maintain_index(MODEL):
         pass
-    counts = store._search._scope_counts
+    counts = store._search._sql._scope_counts
     for n in range(5):
         hits = store.nearest(vectors[12 * n].tobytes(), MODEL, Scope("episodic", f"s{n}"), 5)
         assert hits[0].memory.session_id == f"s{n}"

@@ -193,7 +193,7 @@ def test_one_sqlite_build_per_process() -> None:
 def test_query_sign_bits_match_sqlite_vec(tmp_path: Path) -> None:
     import numpy as np
 
-    from tinycontext.adapters.sqlite.dense import sign_bits
+    from tinycontext.adapters.sqlite.dense_sql import sign_bits
 
     store = SqliteStore(tmp_path / "bits.db")
     conn = store._pool._open()

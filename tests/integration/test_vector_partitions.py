@@ -127,7 +127,7 @@ def test_kmeans_gives_unit_centroids() -> None:
 
 
 def test_rerank_grows_with_the_store_within_bounds() -> None:
-    from tinycontext.adapters.sqlite.dense import MIN_RERANK, rerank_count
+    from tinycontext.adapters.sqlite.dense_sql import MIN_RERANK, rerank_count
 
     assert rerank_count(200, 0) == rerank_count(200, 20_000) == 400
     assert rerank_count(200, 80_000) == 800  # 2 x sqrt(4)
