@@ -9,22 +9,20 @@ from typing import Any
 
 from tinycontext.domain.context import KEYWORD_CONTEXT_WEIGHT
 from tinycontext.domain.errors import MemoryAlreadySupersededError, StoreError
-from tinycontext.domain.labels import metadata_json, tags_json
 from tinycontext.domain.listing import ListQuery
 from tinycontext.domain.memory import Memory, ref_of
-from tinycontext.domain.text import searchable_text, stemmed_terms
 from tinycontext.ports.embedder import Vector
 from tinycontext.ports.store import NewMemory, Page, Scope, Scored, Store
 
 from . import context as sqlite_context
 from . import listing as sqlite_listing
+from . import memory_rows
 from .connection import ConnectionPool
 from .counts import RecallCounts
-from .filtering import drop_labels, history_id, write_labels
+from .filtering import drop_labels
 from .ivf import IvfIndex
-from .rows import COLUMNS, WIDTH, memory_from_row, padded
+from .rows import COLUMNS, WIDTH, memory_from_row
 from .search import Retrieval
-from .word_counts import Change
 
 
 class SqliteStore(Store):
@@ -47,86 +45,13 @@ class SqliteStore(Store):
         batch = key is not None if batch_counts is None else batch_counts
         self._counts = RecallCounts(self._pool) if batch else None
 
-    # -- helpers -------------------------------------------------------------------------
-    def _model_id(self, conn: Any, key: str, known: dict[str, int] | None = None) -> int:
-        # Not cached across transactions: a rolled-back one would leave a cached id with no
-        # row behind it. `known` holds what the current transaction already looked up.
-        if known is not None and key in known:
-            return known[key]
-        conn.execute("INSERT OR IGNORE INTO embedding_models(key) VALUES (?)", (key,))
-        row = conn.execute("SELECT id FROM embedding_models WHERE key = ?", (key,)).fetchone()
-        if known is not None:
-            known[key] = int(row[0])
-        return int(row[0])
-
-    def _index_vector(
-        self, conn: Any, seq: int, memory: Memory, vector: Vector,
-        known: dict[str, int] | None = None,
-    ) -> None:
-        model_id = self._model_id(conn, memory.embedding_model or "", known)
-        # Replaced versions keep their vector under the model's negative id ("as of" reads
-        # them through a mirror of their own): searches of live memories never see them.
-        clustering = None
-        if memory.superseded_by is not None:
-            model_id = history_id(model_id)
-        else:
-            clustering = self._ivf.current(conn, model_id)
-        conn.execute(
-            "INSERT OR REPLACE INTO vector_index"
-            "(seq, model_id, kind, session_id, bits, cell_key, codes)"
-            " VALUES (?, ?, ?, ?, vec_quantize_binary(?), ?, vec_quantize_int8(?, 'unit'))",
-            (
-                seq, model_id, memory.kind, memory.session_id, padded(vector),
-                clustering.tag(vector) if clustering else 0, vector,
-            ),
-        )
-
-    def _insert(
-        self, conn: Any, change: Change, item: NewMemory, known: dict[str, int] | None = None,
-        sessions: set[str] | None = None,
-    ) -> None:
-        """One memory's rows, its keyword row noted in `change`; `known` model ids and
-        `sessions` already written in this transaction spare a batch three statements a
-        memory."""
-        m = item.memory
-        cur = conn.execute(
-            "INSERT INTO memories(id, ref, content, kind, session_id, created_at, content_tokens,"
-            " recall_count, last_recalled_at, superseded_by, superseded_at, supersedes,"
-            " embedding, embedding_model, context_id, tags, metadata)"
-            " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-            (
-                m.id, ref_of(m.id), m.content, m.kind, m.session_id, m.created_at,
-                m.content_tokens, m.recall_count, m.last_recalled_at, m.superseded_by,
-                m.superseded_at, m.supersedes, item.vector,
-                m.embedding_model if item.vector is not None else None, item.context_id,
-                tags_json(m.tags), metadata_json(m.metadata) if m.metadata else None,
-            ),
-        )
-        seq = cur.lastrowid
-        write_labels(conn, seq, m)
-        row = (searchable_text(m.content), stemmed_terms(m.content),
-               stemmed_terms(item.context) if item.context else "")
-        conn.execute(
-            "INSERT INTO memory_fts(rowid, terms, stems, context) VALUES (?, ?, ?, ?)",
-            (seq, *row),
-        )
-        change.insert(row)
-        if item.tokens is not None:
-            conn.execute("INSERT INTO memory_tokens(seq, bits) VALUES (?, ?)", (seq, item.tokens))
-        if item.vector is not None:
-            self._index_vector(conn, seq, m, item.vector, known)
-        if m.session_id is not None and (sessions is None or m.session_id not in sessions):
-            conn.execute("INSERT OR IGNORE INTO sessions(session_id) VALUES (?)", (m.session_id,))
-            if sessions is not None:
-                sessions.add(m.session_id)
-
     # -- Store port ----------------------------------------------------------------------
     def add(self, items: Sequence[NewMemory]) -> None:
         with self._search.words.writing() as (conn, change):
             known: dict[str, int] = {}
             sessions: set[str] = set()
             for item in items:
-                self._insert(conn, change, item, known, sessions)
+                memory_rows.insert(conn, self._ivf, change, item, known, sessions)
 
     def find(self, key: str, is_ref: bool) -> list[Memory]:
         column = "ref" if is_ref else "id"
@@ -239,7 +164,7 @@ class SqliteStore(Store):
                 "WHERE seq = (SELECT seq FROM memories WHERE id = ?) AND model_id > 0",
                 (old_id,),
             )
-            self._insert(conn, change, new)
+            memory_rows.insert(conn, self._ivf, change, new)
 
     def delete(self, memory_id: str, predecessor_id: str | None, successor_id: str | None) -> None:
         with self._search.words.writing() as (conn, change):
@@ -282,7 +207,8 @@ class SqliteStore(Store):
                 (predecessor_id,),
             ).fetchone()
             if back is not None and back[WIDTH + 1] is not None:
-                self._index_vector(conn, back[WIDTH], memory_from_row(back), back[WIDTH + 1])
+                memory_rows.index_vector(conn, self._ivf, back[WIDTH], memory_from_row(back),
+                                         back[WIDTH + 1])
 
     def pending_embeddings(self, model_key: str, limit: int) -> list[Memory]:
         # The upkeep asks after every few seconds of writes. Index ranges say "none" at once;
@@ -329,7 +255,8 @@ class SqliteStore(Store):
                     f"SELECT {COLUMNS}, m.seq FROM memories m WHERE m.id = ?", (memory_id,)
                 ).fetchone()
                 if row is not None:
-                    self._index_vector(conn, row[WIDTH], memory_from_row(row), vector, known)
+                    memory_rows.index_vector(conn, self._ivf, row[WIDTH], memory_from_row(row),
+                                             vector, known)
 
     def export_page(
         self, after: int, limit: int, session_id: str | None
