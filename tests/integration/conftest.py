@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -12,6 +13,7 @@ from tinycontext.adapters.sqlite.store import SqliteStore
 from tinycontext.app.service import MemoryService
 from tinycontext.config.engine import TinyContextConfig
 from tinycontext.entry.container import build_service
+from tinycontext.ports.clock import Clock
 
 
 @pytest.fixture
@@ -49,3 +51,23 @@ def real_service(db_path: Path, real_embedder) -> Iterator[MemoryService]:  # ty
     )
     yield service
     service.close()
+
+
+@pytest.fixture
+def make_real_service(
+    tmp_path: Path, real_embedder: Any
+) -> Iterator[Callable[..., MemoryService]]:
+    """Services on the real model, each on a store of its own, built from config settings
+    (and a `clock` to save at chosen times); all are closed when the test ends."""
+    made: list[MemoryService] = []
+
+    def build(clock: Clock | None = None, **config: Any) -> MemoryService:
+        path = tmp_path / f"store{len(made)}" / "memories.db"
+        service = build_service(TinyContextConfig(memory_db_path=str(path), **config),
+                                embedder=real_embedder, clock=clock, background=False)
+        made.append(service)
+        return service
+
+    yield build
+    for service in made:
+        service.close()

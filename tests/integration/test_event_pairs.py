@@ -4,12 +4,11 @@ Texts are written for this test (no benchmark data)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import timedelta
-from pathlib import Path
 from typing import Any
 
-from tinycontext.config.engine import TinyContextConfig
-from tinycontext.entry.container import build_service
+from tinycontext.app.service import MemoryService
 from tinycontext.testing import FixedClock
 
 ADOPTED = "We adopted a rescue beagle from the shelter today and named him Biscuit."
@@ -30,30 +29,25 @@ PAIRED = "How many weeks after adopting my beagle puppy did I start the pottery 
 SINGLE = "How often should I walk my dog?"
 
 
-def _answers(tmp_path: Path, embedder: Any, on: bool) -> dict[str, list[tuple[str, Any]]]:
+def _answers(
+    make_real_service: Callable[..., MemoryService], on: bool
+) -> dict[str, list[tuple[str, Any]]]:
     clock = FixedClock()
-    service = build_service(
-        TinyContextConfig(memory_db_path=str(tmp_path / f"on{on}" / "memories.db"),
-                          recall_event_pairs=on),
-        embedder=embedder, clock=clock, background=False)
-    try:
-        for day in DAYS:
-            service.save([{"content": t} for t in day], session_id="u")
-            clock.current += timedelta(days=6)
-        return {
-            question: [(m["content"], m["scores"]) for m in
-                       service.recall(question, "u", 10**6, 3, count=False)
-                       .to_dict()["memories"]]
-            for question in (PAIRED, SINGLE)
-        }
-    finally:
-        service.close()
+    service = make_real_service(clock=clock, recall_event_pairs=on)
+    for day in DAYS:
+        service.save([{"content": t} for t in day], session_id="u")
+        clock.current += timedelta(days=6)
+    return {
+        question: [(m["content"], m["scores"]) for m in
+                   service.recall(question, "u", 10**6, 3, count=False).to_dict()["memories"]]
+        for question in (PAIRED, SINGLE)
+    }
 
 
 def test_both_events_come_back_only_when_on_and_other_questions_do_not_change(
-    tmp_path: Path, real_embedder: Any
+    make_real_service: Callable[..., MemoryService]
 ) -> None:
-    off, on = _answers(tmp_path, real_embedder, False), _answers(tmp_path, real_embedder, True)
+    off, on = _answers(make_real_service, False), _answers(make_real_service, True)
     off_texts = [text for text, _ in off[PAIRED]]
     on_texts = [text for text, _ in on[PAIRED]]
     # Off, the dog's conversations fill the top 3 and the course is missing.

@@ -7,21 +7,19 @@ benchmark data).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
-from pathlib import Path
+from collections.abc import Callable
+from datetime import timedelta
 from typing import Any
-
-import pytest
 
 from tests.errands import FILLER
 from tinycontext.app.service import MemoryService
 from tinycontext.app.vectors import cosine
-from tinycontext.config.engine import TinyContextConfig
 from tinycontext.domain.text import recall_terms
-from tinycontext.entry.container import build_service
 from tinycontext.ports.store import Scope
+from tinycontext.testing import FixedClock
 
 SCOPE = Scope("episodic", "s")
+Make = Callable[..., MemoryService]  # the make_real_service fixture (conftest.py)
 KEYS = "Zephyrine keeps the spare office keys in the blue tin."
 KEY_DISTRACTORS = [
     "The office moved to a new building with a keycard entrance last year.",
@@ -45,30 +43,21 @@ POTTERY = [
 ]
 
 
-@pytest.fixture
-def make(tmp_path: Path, real_embedder: Any) -> Iterator[Callable[..., MemoryService]]:
-    made: list[MemoryService] = []
-
-    def build(**config: Any) -> MemoryService:
-        path = tmp_path / f"store{len(made)}" / "memories.db"
-        service = build_service(TinyContextConfig(memory_db_path=str(path), **config),
-                                embedder=real_embedder, background=False)
-        made.append(service)
-        return service
-
-    yield build
-    for service in made:
-        service.close()
-
-
 def recall(service: MemoryService, query: str) -> list[dict[str, Any]]:
     return list(service.recall(query, "s", top_k=10, max_tokens=10**6).to_dict()["memories"])
 
 
-def test_score_fusion_keeps_a_strong_keyword_match_first(make) -> None:  # type: ignore[no-untyped-def]
+def save_sitting(service: MemoryService, clock: FixedClock, texts: list[str]) -> None:
+    """One sitting: each text saved on its own, half a minute after the one before."""
+    for text in texts:
+        service.save([{"content": text}], session_id="s")
+        clock.advance(30)
+
+
+def test_score_fusion_keeps_a_strong_keyword_match_first(make_real_service: Make) -> None:
     plain = {"save_context_minutes": 0, "recall_late_interaction": False}
     question = "Who has the spare keys for the office?"
-    scored, ranked = make(**plain), make(recall_fusion="rrf", **plain)
+    scored, ranked = make_real_service(**plain), make_real_service(recall_fusion="rrf", **plain)
     for service in (scored, ranked):
         service.save([{"content": c} for c in [KEYS, *KEY_DISTRACTORS]], "s")
     # The only memory with "spare", "office" and "keys" together is first by score fusion;
@@ -79,8 +68,8 @@ def test_score_fusion_keeps_a_strong_keyword_match_first(make) -> None:  # type:
     assert by_rank[0]["content"] != KEYS and by_rank[1]["content"] == KEYS
 
 
-def test_stemming_matches_other_forms_of_a_word(make) -> None:  # type: ignore[no-untyped-def]
-    service = make(save_context_minutes=0)  # the words of the memory alone
+def test_stemming_matches_other_forms_of_a_word(make_real_service: Make) -> None:
+    service = make_real_service(save_context_minutes=0)  # the words of the memory alone
     painted = "Melanie painted a sunset over the lake last weekend."
     service.save([{"content": painted},
                   {"content": "Melanie took her kids to the beach in July."},
@@ -92,8 +81,8 @@ def test_stemming_matches_other_forms_of_a_word(make) -> None:  # type: ignore[n
     assert [h.memory.content for h in hits] == [painted]
 
 
-def test_keyword_context_finds_a_reply_by_what_it_answers(make) -> None:  # type: ignore[no-untyped-def]
-    with_context, without = make(), make(save_context_minutes=0)
+def test_keyword_context_finds_a_reply_by_what_it_answers(make_real_service: Make) -> None:
+    with_context, without = make_real_service(), make_real_service(save_context_minutes=0)
     for service in (with_context, without):
         service.save([{"content": c} for c in POTTERY], "s")
     reply = POTTERY[1]  # names neither pottery nor the class
@@ -107,8 +96,10 @@ def test_keyword_context_finds_a_reply_by_what_it_answers(make) -> None:  # type
     assert reply in found[:2]
 
 
-def test_dense_context_brings_a_reply_closer_to_its_question(make, real_embedder) -> None:  # type: ignore[no-untyped-def]
-    service = make()
+def test_dense_context_brings_a_reply_closer_to_its_question(
+    make_real_service: Make, real_embedder: Any
+) -> None:
+    service = make_real_service()
     service.save([{"content": c} for c in POTTERY], "s")
     question = "What did Melanie make in pottery class?"
     reply = POTTERY[1]
@@ -117,13 +108,15 @@ def test_dense_context_brings_a_reply_closer_to_its_question(make, real_embedder
     assert hit["scores"]["dense"] > cosine(own, asked) + 0.02
 
 
-def test_late_interaction_lifts_the_memory_whose_words_answer_the_question(make) -> None:  # type: ignore[no-untyped-def]
+def test_late_interaction_lifts_the_memory_whose_words_answer_the_question(
+    make_real_service: Make
+) -> None:
     favourite = "Caroline's favourite book is Becoming by Michelle Obama; she rereads it often."
     facts = [favourite,
              "Caroline reads a lot of books about identity and self-acceptance.",
              "Melanie recommended a few novels to Caroline for her summer holiday.",
              "Caroline says reading before bed helps her sleep."]
-    on, off = make(), make(recall_late_interaction=False)
+    on, off = make_real_service(), make_real_service(recall_late_interaction=False)
     for service in (on, off):
         service.save([{"content": f} for f in facts], "s")
     question = "What book does Caroline like most?"
@@ -143,8 +136,10 @@ HOLIDAY_FILLER = [
 ]
 
 
-def test_keyword_scale_is_what_the_question_asks_for_not_the_best_match(make) -> None:  # type: ignore[no-untyped-def]
-    service = make(save_context_minutes=0)
+def test_keyword_scale_is_what_the_question_asks_for_not_the_best_match(
+    make_real_service: Make
+) -> None:
+    service = make_real_service(save_context_minutes=0)
     service.save([{"content": c} for c in HOLIDAY_FILLER], "s")
     question = "Is shipping code allowed during the holidays?"
     terms = recall_terms(question)
@@ -161,15 +156,9 @@ def test_keyword_scale_is_what_the_question_asks_for_not_the_best_match(make) ->
     assert full.score > service.store.keyword_ideal(terms) / 2
 
 
-def test_spread_gives_a_slot_to_another_day_only_when_on(
-    tmp_path: Path, real_embedder: Any
-) -> None:
+def test_spread_gives_a_slot_to_another_day_only_when_on(make_real_service: Make) -> None:
     """Three near-identical memories of one sitting and one of a later day, on the real store:
     with recall_spread_weight the later day's memory takes the second slot; off, it does not."""
-    from datetime import timedelta
-
-    from tinycontext.testing import FixedClock
-
     sitting = [
         "We booked the cabin by the lake for the family reunion in August.",
         "The family reunion cabin by the lake is booked for August.",
@@ -179,35 +168,21 @@ def test_spread_gives_a_slot_to_another_day_only_when_on(
     tops = {}
     for weight in (0.0, 1.0):
         clock = FixedClock()
-        service = build_service(
-            TinyContextConfig(memory_db_path=str(tmp_path / f"w{weight}" / "memories.db"),
-                              recall_spread_weight=weight),
-            embedder=real_embedder, clock=clock, background=False)
-        try:
-            for text in sitting:
-                service.save([{"content": text}], session_id="s")
-                clock.advance(30)
-            clock.current += timedelta(days=3)
-            service.save([{"content": later}], session_id="s")
-            result = service.recall("family reunion lake cabin", "s", 10**6, 2).to_dict()
-            tops[weight] = [m["content"] for m in result["memories"]]
-        finally:
-            service.close()
+        service = make_real_service(clock=clock, recall_spread_weight=weight)
+        save_sitting(service, clock, sitting)
+        clock.current += timedelta(days=3)
+        service.save([{"content": later}], session_id="s")
+        result = service.recall("family reunion lake cabin", "s", 10**6, 2).to_dict()
+        tops[weight] = [m["content"] for m in result["memories"]]
     assert tops[0.0][0] in sitting and tops[0.0][1] in sitting
     assert tops[1.0][0] == tops[0.0][0] and tops[1.0][1] == later
 
 
-def test_moment_prior_lifts_the_best_sittings_turns_only_when_on(
-    tmp_path: Path, real_embedder: Any
-) -> None:
+def test_moment_prior_lifts_the_best_sittings_turns_only_when_on(make_real_service: Make) -> None:
     """One sitting about adopting a dog, then lone memories on later days that share a word
     with the question, on the real store: with recall_moment_weight the sitting's third turn
     (which names no word of the question) takes the third slot; off, a later day's lone
     match does."""
-    from datetime import timedelta
-
-    from tinycontext.testing import FixedClock
-
     sitting = [
         "We finally adopted the rescue greyhound from the shelter on Saturday.",
         "She spent the whole first evening curled up on the rug by the fireplace.",
@@ -222,23 +197,15 @@ def test_moment_prior_lifts_the_best_sittings_turns_only_when_on(
     tops = {}
     for weight in (0.0, 0.8):
         clock = FixedClock()
-        service = build_service(
-            TinyContextConfig(memory_db_path=str(tmp_path / f"w{weight}" / "memories.db"),
-                              recall_moment_weight=weight),
-            embedder=real_embedder, clock=clock, background=False)
-        try:
-            for text in sitting:
-                service.save([{"content": text}], session_id="s")
-                clock.advance(30)
-            for text in later:
-                clock.current += timedelta(days=2)
-                service.save([{"content": text}], session_id="s")
-            result = service.recall(
-                "Where did the rescue greyhound sleep on her first evening?", "s", 10**6, 3
-            ).to_dict()
-            tops[weight] = [m["content"] for m in result["memories"]]
-        finally:
-            service.close()
+        service = make_real_service(clock=clock, recall_moment_weight=weight)
+        save_sitting(service, clock, sitting)
+        for text in later:
+            clock.current += timedelta(days=2)
+            service.save([{"content": text}], session_id="s")
+        result = service.recall(
+            "Where did the rescue greyhound sleep on her first evening?", "s", 10**6, 3
+        ).to_dict()
+        tops[weight] = [m["content"] for m in result["memories"]]
     assert tops[0.0][:2] == sitting[:2] and tops[0.0][2] in later
     assert tops[0.8] == sitting
 
@@ -252,38 +219,42 @@ STUDIO_NEIGHBOURS = [
 ]
 
 
-def test_feedback_brings_a_memory_about_the_best_results_topic_only_when_on(make) -> None:  # type: ignore[no-untyped-def]
-    """The bakery memory shares no word with the question, only rare words with the best
-    result: feedback lifts it over memories that share a common query word; off, it does not."""
+def studio_tops(make_real_service: Make, lever: str) -> dict[float, list[str]]:
+    """The top 3 for a question about Orla's studio, with the feedback `lever` off and on."""
     tops = {}
     for weight in (0.0, 1.0):
-        service = make(recall_feedback_weight=weight, save_context_minutes=0)
+        service = make_real_service(**{lever: weight}, save_context_minutes=0)
         service.save([{"content": t} for t in [*FILLER, *STUDIO_NEIGHBOURS]], "s")
         service.save([{"content": STUDIO}, {"content": BAKERY}], "s")
         found = service.recall("Where is Orla's pottery studio?", "s", 10**6, 3).to_dict()
         tops[weight] = [m["content"] for m in found["memories"]]
+    return tops
+
+
+def test_feedback_brings_a_memory_about_the_best_results_topic_only_when_on(
+    make_real_service: Make
+) -> None:
+    """The bakery memory shares no word with the question, only rare words with the best
+    result: feedback lifts it over memories that share a common query word; off, it does not."""
+    tops = studio_tops(make_real_service, "recall_feedback_weight")
     assert tops[0.0][0] == STUDIO and BAKERY not in tops[0.0]
     assert tops[1.0][0] == STUDIO and BAKERY in tops[1.0]
 
 
-def test_keyword_rarity_is_the_idf_of_stored_words(make) -> None:  # type: ignore[no-untyped-def]
-    service = make()
+def test_keyword_rarity_is_the_idf_of_stored_words(make_real_service: Make) -> None:
+    service = make_real_service()
     service.save([{"content": t} for t in [*FILLER, STUDIO, BAKERY]], "s")
     rarity = service.store.keyword_rarity(["kilkenni", "the", "zzzunseen"])
     assert set(rarity) == {"kilkenni", "the"}
     assert rarity["kilkenni"] > 2.5 > rarity["the"]
 
 
-def test_feedback_in_hand_lifts_a_memory_about_the_best_results_topic_only_when_on(make) -> None:  # type: ignore[no-untyped-def]
+def test_feedback_in_hand_lifts_a_memory_about_the_best_results_topic_only_when_on(
+    make_real_service: Make
+) -> None:
     """Without a second query: the bakery memory is among the candidates already (the dense
     side hands over every memory of this small store) but below the top 3; re-weighed by the
     rare words it shares with the best result, it rises into them. Off, it does not."""
-    tops = {}
-    for weight in (0.0, 1.0):
-        service = make(recall_feedback_inhand_weight=weight, save_context_minutes=0)
-        service.save([{"content": t} for t in [*FILLER, *STUDIO_NEIGHBOURS]], "s")
-        service.save([{"content": STUDIO}, {"content": BAKERY}], "s")
-        found = service.recall("Where is Orla's pottery studio?", "s", 10**6, 3).to_dict()
-        tops[weight] = [m["content"] for m in found["memories"]]
+    tops = studio_tops(make_real_service, "recall_feedback_inhand_weight")
     assert tops[0.0][0] == STUDIO and BAKERY not in tops[0.0]
     assert tops[1.0][0] == STUDIO and BAKERY in tops[1.0]
