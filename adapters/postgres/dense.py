@@ -24,7 +24,8 @@ from .rows import (
     scope_sql,
     vector_text,
 )
-from .schema import SCHEMA, build_tenant_index, dense_index_name, tenant_index_state
+from .schema import SCHEMA, dense_index_name
+from .tenant_index import build_tenant_index, tenant_index_state
 
 # Dense side: scopes up to SMALL_SCOPE vectors are searched exactly (cheaper than the
 # index there); up to EXACT_SCOPE too when they are under half of the table (the index,

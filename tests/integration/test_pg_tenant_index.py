@@ -12,8 +12,8 @@ import pytest
 from tests.contract.store_support import mid
 from tests.pg_fixture import temporary_database
 from tinycontext.adapters.postgres import dense as pg_dense
-from tinycontext.adapters.postgres.schema import tenant_index_name
 from tinycontext.adapters.postgres.store import PostgresStore
+from tinycontext.adapters.postgres.tenant_index import tenant_index_name
 from tinycontext.ports.store import Scope
 
 from .test_pg_store import admin, bulk, index_scans, random_vectors
