@@ -66,26 +66,43 @@ def _indexes(url: str) -> set[str]:
             "AND indexname LIKE 'memories\\_replaced%'")}
 
 
-def test_upgrade_to_v4_builds_the_replaced_indexes_and_as_of_uses_them(
-        pg_database: str) -> None:
-    store = PostgresStore(pg_database)
+def _taken_back(url: str, version: int, *statements: str) -> list[tuple[str, ...]]:
+    """A store with _history whose schema `statements` take back to what `version` wrote;
+    returns its versions (what the upgrade must keep)."""
+    store = PostgresStore(url)
     _history(store)
     store.close()
-    versions = _versions(pg_database)
-    with admin(pg_database) as conn:  # back to what schema version 3 wrote
-        # (the replaced versions' index goes with the column its predicate names)
-        conn.execute("ALTER TABLE tinycontext.memories DROP COLUMN history_pending")
-        conn.execute("DROP INDEX tinycontext.memories_replaced_scope")
-        conn.execute("DELETE FROM tinycontext.schema_version WHERE version > 3")
-    assert _indexes(pg_database) == {"memories_replaced_until"}
-    store = PostgresStore(pg_database)
+    versions = _versions(url)
+    with admin(url) as conn:
+        for statement in statements:
+            conn.execute(statement)
+        conn.execute("DELETE FROM tinycontext.schema_version WHERE version > %s", (version,))
+    return versions
+
+
+def _upgraded(url: str, version: int, versions: list[tuple[str, ...]]) -> PostgresStore:
+    """The store taken back to `version`, opened again (which upgrades it), its answers
+    checked: none of its versions lost, each moment's versions found."""
+    store = PostgresStore(url)
     mid_january = Scope("episodic", filters=build_filter(as_of="2026-01-20"))
     hits = store.nearest(vec("office note berlin"), KEY, mid_january, 20)
     # As of 20 January every memory was in its first version (the Berlin ones).
     assert sorted(h.memory.id for h in hits) == sorted(mid(n) for n in range(12))
-    assert store._pool.migrated_from == 3
-    assert _versions(pg_database) == versions and len(versions) == 18  # none lost
+    assert store._pool.migrated_from == version
+    assert _versions(url) == versions and len(versions) == 18  # none lost
     _answers_as_of_each_moment(store)
+    return store
+
+
+def test_upgrade_to_v4_builds_the_replaced_indexes_and_as_of_uses_them(
+        pg_database: str) -> None:
+    # Back to what schema version 3 wrote (the replaced versions' index goes with the
+    # column its predicate names).
+    versions = _taken_back(pg_database, 3,
+                           "ALTER TABLE tinycontext.memories DROP COLUMN history_pending",
+                           "DROP INDEX tinycontext.memories_replaced_scope")
+    assert _indexes(pg_database) == {"memories_replaced_until"}
+    store = _upgraded(pg_database, 3, versions)
     assert _indexes(pg_database) == {"memories_replaced_until", "memories_replaced_scope",
                                      REPLACED_INDEX}
     with admin(pg_database) as conn:
@@ -109,23 +126,12 @@ def _index_definition(url: str) -> str:
 
 def test_upgrade_from_v4_rebuilds_the_replaced_index_without_pending_versions(
         pg_database: str) -> None:
-    store = PostgresStore(pg_database)
-    _history(store)
-    store.close()
-    versions = _versions(pg_database)
-    with admin(pg_database) as conn:  # back to what schema version 4 wrote
-        conn.execute("ALTER TABLE tinycontext.memories DROP COLUMN history_pending")
-        conn.execute(f"CREATE INDEX {REPLACED_INDEX} ON tinycontext.memories USING hnsw "
-                     "((embedding::vector(64)) vector_cosine_ops) WITH (m = 16, "
-                     "ef_construction = 64) WHERE dims = 64 AND superseded_by IS NOT NULL")
-        conn.execute("DELETE FROM tinycontext.schema_version WHERE version > 4")
-    store = PostgresStore(pg_database)
-    mid_january = Scope("episodic", filters=build_filter(as_of="2026-01-20"))
-    hits = store.nearest(vec("office note berlin"), KEY, mid_january, 20)
-    assert sorted(h.memory.id for h in hits) == sorted(mid(n) for n in range(12))
-    assert store._pool.migrated_from == 4
-    assert _versions(pg_database) == versions and len(versions) == 18  # none lost
-    _answers_as_of_each_moment(store)
+    versions = _taken_back(  # back to what schema version 4 wrote
+        pg_database, 4, "ALTER TABLE tinycontext.memories DROP COLUMN history_pending",
+        f"CREATE INDEX {REPLACED_INDEX} ON tinycontext.memories USING hnsw "
+        "((embedding::vector(64)) vector_cosine_ops) WITH (m = 16, "
+        "ef_construction = 64) WHERE dims = 64 AND superseded_by IS NOT NULL")
+    store = _upgraded(pg_database, 4, versions)
     assert "history_pending IS NULL" in _index_definition(pg_database)
     assert _pending(pg_database) == []  # the versions replaced before are in the index
     store.close()
