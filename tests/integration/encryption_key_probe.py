@@ -21,7 +21,8 @@ from pathlib import Path
 from typing import Any
 
 
-def _capture_logs() -> io.StringIO:
+def capture_logs() -> io.StringIO:
+    """Every log record of the process from now on (DEBUG, all loggers), as text."""
     buffer = io.StringIO()
     handler = logging.StreamHandler(buffer)
     handler.setFormatter(logging.Formatter("%(levelname)s %(name)s: %(message)s"))
@@ -31,7 +32,7 @@ def _capture_logs() -> io.StringIO:
     return buffer
 
 
-def _cli(*args: str, **env: str) -> dict[str, Any]:
+def cli(*args: str, **env: str) -> dict[str, Any]:
     """`tinycontext ARGS` in this process, with TINYCONTEXT_ENCRYPTION_* from `env` only."""
     from tinycontext.entry.cli import main
 
@@ -47,22 +48,43 @@ def _cli(*args: str, **env: str) -> dict[str, Any]:
     return {"args": list(args), "code": code, "stdout": out.getvalue(), "stderr": err.getvalue()}
 
 
+class Telemetry:
+    """Global SDK providers with in-memory exporters: every span and metric point of the
+    process from now on, before any allow-list."""
+
+    def __init__(self) -> None:
+        from opentelemetry import metrics, trace
+        from opentelemetry.sdk.metrics import MeterProvider
+        from opentelemetry.sdk.metrics.export import InMemoryMetricReader
+        from opentelemetry.sdk.trace import TracerProvider
+        from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+        from opentelemetry.sdk.trace.export.in_memory_span_exporter import (
+            InMemorySpanExporter,
+        )
+
+        self.spans = InMemorySpanExporter()
+        self.provider = TracerProvider()
+        self.provider.add_span_processor(SimpleSpanProcessor(self.spans))
+        trace.set_tracer_provider(self.provider)
+        self.reader = InMemoryMetricReader()
+        metrics.set_meter_provider(MeterProvider(metric_readers=[self.reader]))
+
+    def captured(self) -> dict[str, Any]:
+        """The finished spans (name, attributes, status, events, resource) and metrics."""
+        self.provider.force_flush()
+        finished = [{"name": s.name, "attributes": dict(s.attributes or {}),
+                     "status": [s.status.status_code.name, s.status.description],
+                     "events": [[e.name, dict(e.attributes or {})] for e in s.events],
+                     "resource": dict(s.resource.attributes)}
+                    for s in self.spans.get_finished_spans()]
+        data = self.reader.get_metrics_data()
+        return {"spans": finished, "metrics": data.to_json() if data is not None else ""}
+
+
 def main() -> None:
     folder, target = Path(sys.argv[1]), Path(sys.argv[2])
-    logs = _capture_logs()
-    from opentelemetry import metrics, trace
-    from opentelemetry.sdk.metrics import MeterProvider
-    from opentelemetry.sdk.metrics.export import InMemoryMetricReader
-    from opentelemetry.sdk.trace import TracerProvider
-    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
-    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
-
-    spans = InMemorySpanExporter()
-    provider = TracerProvider()
-    provider.add_span_processor(SimpleSpanProcessor(spans))
-    trace.set_tracer_provider(provider)
-    reader = InMemoryMetricReader()
-    metrics.set_meter_provider(MeterProvider(metric_readers=[reader]))
+    logs = capture_logs()
+    telemetry = Telemetry()
 
     from tinycontext import TinyContextConfig, build_service
     from tinycontext.domain.errors import StoreLockedError
@@ -103,23 +125,16 @@ def main() -> None:
     loose.write_text(key.read_text())
     loose.chmod(0o644)
     steps += [
-        _cli("doctor", "--json", **right),
-        _cli("doctor", "--json", **wrong),
-        _cli("export", "-o", str(folder / "out.jsonl"), **wrong),
-        _cli("export", "--encrypt", "-o", str(folder / "out.sealed"), **right),
-        _cli("repair", "-o", str(folder / "rescued.jsonl"), **wrong),
-        _cli("rekey", "--new-key-file", str(loose), **right),
-        _cli("decrypt", **wrong),
+        cli("doctor", "--json", **right),
+        cli("doctor", "--json", **wrong),
+        cli("export", "-o", str(folder / "out.jsonl"), **wrong),
+        cli("export", "--encrypt", "-o", str(folder / "out.sealed"), **right),
+        cli("repair", "-o", str(folder / "rescued.jsonl"), **wrong),
+        cli("rekey", "--new-key-file", str(loose), **right),
+        cli("decrypt", **wrong),
     ]
-    provider.force_flush()
-    finished = [{"name": s.name, "attributes": dict(s.attributes or {}),
-                 "status": [s.status.status_code.name, s.status.description],
-                 "events": [[e.name, dict(e.attributes or {})] for e in s.events],
-                 "resource": dict(s.resource.attributes)} for s in spans.get_finished_spans()]
-    data = reader.get_metrics_data()
     target.write_text(json.dumps({
-        "logs": logs.getvalue(), "spans": finished, "steps": steps,
-        "metrics": data.to_json() if data is not None else "",
+        "logs": logs.getvalue(), "steps": steps, **telemetry.captured(),
     }, default=repr))
 
 

@@ -102,12 +102,15 @@ def serve(app: Any, host: str = "127.0.0.1") -> Iterator[str]:
 
 @contextmanager
 def hosted_server(tmp_path: Path, *, kind: str = "rest", store_url: str = "",
-                  embedder: Any = None, background: bool = False,
-                  **env: str) -> Iterator[HostedServer]:
+                  embedder: Any = None, background: bool = False, key_file: Path | None = None,
+                  ui: bool = False, **env: str) -> Iterator[HostedServer]:
     """A hosted server ("rest": REST + /mcp, "mcp": Streamable HTTP only) over fresh files,
-    or over the PostgreSQL database of `store_url` (then without any store folder)."""
+    or over the PostgreSQL database of `store_url` (then without any store folder).
+    `key_file`: the server's encryption key (each user's file encrypted with their own key);
+    `ui`: the memory browser at /ui too, behind the same gate (`--ui`)."""
     from tinycontext.adapters.mcp.transports import http_app
     from tinycontext.entry.container import process_parts
+    from tinycontext.entry.web_ui import mount_ui, ui_app
     from tinycontext.hosted.serving import open_serving
     from tinycontext.hosted.settings import load_server_settings
     from tinycontext.rest import create_app
@@ -119,7 +122,8 @@ def hosted_server(tmp_path: Path, *, kind: str = "rest", store_url: str = "",
     settings = load_server_settings(hosted_env(None if store_url else store_dir, **env),
                                     transport="http", store_url=store_url)
     config = TinyContextConfig(memory_db_path=str(tmp_path / "single" / "memories.db"),
-                               models_dir=str(tmp_path / "models"), store_url=store_url)
+                               models_dir=str(tmp_path / "models"), store_url=store_url,
+                               encryption_key_file=str(key_file) if key_file else "")
     clock = FixedClock()
     parts = process_parts(config, embedder=embedder or HashEmbedder(),
                           tokenizer=WordTokenizer(), clock=clock, background=background)
@@ -130,6 +134,9 @@ def hosted_server(tmp_path: Path, *, kind: str = "rest", store_url: str = "",
     else:
         app = http_app(serving.services, "127.0.0.1", hosts=serving.hosts("127.0.0.1"),
                        access=serving.access, management=serving.management)
+    if ui:
+        app = mount_ui(app, ui_app(serving.services, hosts=serving.hosts("127.0.0.1"),
+                                   access=serving.access))
     try:
         with serve(app) as base:
             yield HostedServer(base, serving.services, store_dir, clock)
