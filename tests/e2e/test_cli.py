@@ -139,7 +139,7 @@ def test_rest_command_serves_the_api(tmp_path: Path) -> None:
     with served_process(tmp_path, "rest", "--with-mcp") as (base, _):
         spec = httpx.get(base + "/openapi.json").json()
         assert "/save_memories" in spec["paths"]
-        saved = httpx.post(base + "/save_memories",
+        saved = httpx.post(base + "/save_memories", timeout=60,  # the first save loads the model
                            json={"memories": [{"content": "rest command works"}]})
         assert saved.status_code == 200
         assert httpx.get(base + "/list_memories").json()["total_count"] == 1

@@ -17,6 +17,8 @@ from typing import Protocol
 from tinycontext.app.service import MemoryService
 
 log = logging.getLogger("tinycontext.serve")
+# The background thread that loads the model; entry.leaving ends the process early while it runs.
+WARM_UP_THREAD = "tinycontext-warm-up"
 
 
 class Services(Protocol):
@@ -78,6 +80,6 @@ def warm_up(services: Services) -> threading.Thread:
         except Exception as exc:  # noqa: BLE001 - the first real call reports it properly
             log.warning("model warm-up failed (%s); the first call will retry", exc)
 
-    thread = threading.Thread(target=run, name="tinycontext-warm-up", daemon=True)
+    thread = threading.Thread(target=run, name=WARM_UP_THREAD, daemon=True)
     thread.start()
     return thread

@@ -24,6 +24,8 @@ SERVER_HINT = (
     "{install}"
 )
 DEFAULT_HOST, DEFAULT_PORT, DEFAULT_REST_PORT = "127.0.0.1", 8000, 8001
+# The commands that serve (and load the embedding model in the background while they do).
+SERVERS = frozenset({"mcp", "serve", "rest", "ui"})
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -296,13 +298,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     from tinycontext.domain.errors import TinyContextError
 
     try:
-        return COMMANDS[command](args)
+        code = COMMANDS[command](args)
     except TinyContextError as exc:  # configuration errors name the bad key
         print(f"tinycontext: {exc.message}", file=sys.stderr)
-        return 2
+        code = 2
     except OSError as exc:
         print(f"tinycontext: {exc}" if exc.filename is None else _os_error(command, exc),
               file=sys.stderr)
-        return 1
+        code = 1
     except KeyboardInterrupt:
-        return 130
+        code = 130
+    if command not in SERVERS:
+        return code
+    from tinycontext.entry.leaving import end_process
+
+    return end_process(code)  # a server stopped while its model still loads ends here
