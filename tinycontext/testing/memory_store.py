@@ -4,7 +4,6 @@ own code can run the real service over it without a file."""
 
 from __future__ import annotations
 
-import math
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
@@ -24,6 +23,7 @@ from tinycontext.domain.text import (
 )
 from tinycontext.ports.embedder import Vector
 from tinycontext.ports.store import NewMemory, Page, Scope, Scored, Store
+from tinycontext.testing.bm25 import bm25, idf
 from tinycontext.testing.matching import cosine, desc, matches_all, phrase_count
 
 
@@ -85,19 +85,7 @@ class InMemoryStore(Store):
         field: Callable[[Memory], list[str]] | None = None,
     ) -> dict[str, float]:
         tokenised = {m.id: (field or self._tokens)(m) for m in docs}
-        groups = [[fold(t) for t in g] for g in groups]
-        n = len(docs) or 1
-        avg = sum(len(t) for t in tokenised.values()) / n or 1.0
-        scores: dict[str, float] = {}
-        for group in groups:
-            df = sum(1 for t in tokenised.values() if phrase_count(t, group, prefixes))
-            idf = math.log((n - df + 0.5) / (df + 0.5) + 1.0)
-            for mid, toks in tokenised.items():
-                tf = phrase_count(toks, group, prefixes)
-                if tf:
-                    norm = tf * 2.2 / (tf + 1.2 * (0.25 + 0.75 * len(toks) / avg))
-                    scores[mid] = scores.get(mid, 0.0) + idf * norm
-        return scores
+        return bm25([[fold(t) for t in g] for g in groups], tokenised, prefixes)
 
     def keyword_search(
         self, groups: Sequence[Sequence[str]], scope: Scope, limit: int
@@ -117,19 +105,18 @@ class InMemoryStore(Store):
             return [Scored(by_id[mid], s) for mid, s in ordered[:limit]]
 
     def keyword_ideal(self, groups: Sequence[Sequence[str]]) -> float:
-        """Sum of the groups' IDFs over every memory (as FTS5 counts), with _bm25's formula."""
+        """Sum of the groups' IDFs over every memory (as FTS5 counts), as bm25.py weighs them."""
         with self._lock:
             docs = [stemmed_terms(m.content).split() for _, m, _ in self._rows.values()]
             n = len(docs) or 1
             total = 0.0
             for group in stem_groups([list(g) for g in groups if g]):
                 folded = [fold(t) for t in group]
-                df = sum(1 for toks in docs if phrase_count(toks, folded, False))
-                total += math.log((n - df + 0.5) / (df + 0.5) + 1.0)
+                total += idf(sum(1 for toks in docs if phrase_count(toks, folded, False)), n)
             return total
 
     def keyword_rarity(self, words: Sequence[str]) -> dict[str, float]:
-        """Each word's IDF over every memory (as FTS5 counts), with _bm25's formula."""
+        """Each word's IDF over every memory (as FTS5 counts), as bm25.py weighs them."""
         with self._lock:
             docs = [set(stemmed_terms(m.content).split()) for _, m, _ in self._rows.values()]
             n = len(docs) or 1
@@ -137,7 +124,7 @@ class InMemoryStore(Store):
             for word in words:
                 df = sum(1 for toks in docs if fold(word) in toks)
                 if df:
-                    out[word] = math.log((n - df + 0.5) / (df + 0.5) + 1.0)
+                    out[word] = idf(df, n)
             return out
 
     def indexed_words(self, memory_ids: Sequence[str]) -> dict[str, list[str]]:
