@@ -89,7 +89,7 @@ def test_building_the_cli_parser_imports_no_client_module() -> None:
     import subprocess
     import sys
 
-    code = ("import sys\nfrom tinycontext.entry import cli\ncli._parser()\n"
+    code = ("import sys\nfrom tinycontext.entry import cli_parser\ncli_parser.build_parser()\n"
             "print(sorted(m for m in sys.modules if m.startswith('tinycontext.clients')))")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           timeout=60)
