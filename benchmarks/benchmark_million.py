@@ -52,6 +52,7 @@ from benchmarks._common import (  # noqa: E402
     warn_if_busy,
     write_json,
 )
+from benchmarks._fresh_process import cold_start  # noqa: E402
 from benchmarks._million_build import (  # noqa: E402, F401 - the pg benchmarks import these here
     build,
     combined_vectors,
@@ -59,7 +60,7 @@ from benchmarks._million_build import (  # noqa: E402, F401 - the pg benchmarks 
     row_of,
     stored_items,
 )
-from benchmarks.benchmark_speed import DEFAULT_DATA, cold_start  # noqa: E402
+from benchmarks.benchmark_speed import DEFAULT_DATA  # noqa: E402
 from benchmarks.metrics import mean, percentile  # noqa: E402
 
 TARGETS = {"recall_p95_ms": 50.0, "dense_recall_at_10": 0.95, "write_per_s": 200.0,

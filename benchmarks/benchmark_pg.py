@@ -57,8 +57,7 @@ from benchmarks._common import (  # noqa: E402
     warn_if_busy,
     write_json,
 )
-from benchmarks.benchmark_speed import overlap_at_k  # noqa: E402
-from benchmarks.metrics import mean, percentile  # noqa: E402
+from benchmarks.metrics import mean, overlap_at_k, percentile  # noqa: E402
 from benchmarks.synthetic import memory_texts, questions, take  # noqa: E402
 
 APP_ROLE = "tinycontext_bench"

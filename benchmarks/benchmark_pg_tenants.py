@@ -61,8 +61,8 @@ from benchmarks.benchmark_million import (  # noqa: E402
     row_of,
 )
 from benchmarks.benchmark_pg import start_postgres  # noqa: E402
-from benchmarks.benchmark_speed import DEFAULT_DATA, overlap_at_k  # noqa: E402
-from benchmarks.metrics import mean, percentile  # noqa: E402
+from benchmarks.benchmark_speed import DEFAULT_DATA  # noqa: E402
+from benchmarks.metrics import mean, overlap_at_k, percentile  # noqa: E402
 
 TARGETS = {"recall_p95_ms": 50.0, "dense_recall_at_10": 0.95}
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Collection, Iterable, Sequence
+from typing import Any
 
 Covers = Sequence[Collection[str]]
 
@@ -158,3 +159,15 @@ class Scoreboard:
 
     def means(self, group: str) -> dict[str, float]:
         return {name: mean(vals) for name, vals in self._values.get(group, {}).items()}
+
+
+def overlap_at_k(matrix: Any, count: int, query: bytes, approx: list[int], k: int) -> float:
+    """Share of the exact top k that the approximate list found; ties at the k-th exact score
+    count as found (any of the tied rows is an equally correct answer)."""
+    import numpy as np
+
+    scores = matrix[:count] @ np.frombuffer(query, dtype=np.float32)
+    k = min(k, count)
+    kth = float(np.partition(-scores, k - 1)[k - 1]) * -1.0
+    found = sum(1 for row in approx[:k] if scores[row] >= kth - 1e-6)
+    return found / k

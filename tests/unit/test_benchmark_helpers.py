@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 from benchmarks._common import parse_sizes, render_table
-from benchmarks.benchmark_speed import overlap_at_k
 from benchmarks.facts import ATTRIBUTES, hard_facts, plain_facts
+from benchmarks.metrics import overlap_at_k
 from benchmarks.synthetic import FIRST as FILLER_FIRST
 from benchmarks.synthetic import memory_texts, questions, take
 
