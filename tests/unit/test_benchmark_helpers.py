@@ -4,12 +4,10 @@ from __future__ import annotations
 
 import argparse
 
-import numpy as np
 import pytest
 
 from benchmarks._common import parse_sizes, render_table
 from benchmarks.facts import ATTRIBUTES, hard_facts, plain_facts
-from benchmarks.metrics import overlap_at_k
 from benchmarks.synthetic import FIRST as FILLER_FIRST
 from benchmarks.synthetic import memory_texts, questions, take
 
@@ -46,14 +44,6 @@ def test_parse_sizes() -> None:
     assert parse_sizes("1000,100, 5k,100") == [100, 1000, 5000]
     with pytest.raises(argparse.ArgumentTypeError):
         parse_sizes(" , ")
-
-
-def test_overlap_counts_ties_at_the_kth_score_as_found() -> None:
-    matrix = np.array([[1, 0], [0.8, 0.6], [0.8, 0.6], [0, 1]], dtype=np.float32)
-    query = np.array([1, 0], dtype=np.float32).tobytes()
-    assert overlap_at_k(matrix, 4, query, [0, 2], 2) == 1.0  # row 2 ties with row 1
-    assert overlap_at_k(matrix, 4, query, [0, 3], 2) == 0.5
-    assert overlap_at_k(matrix, 1, query, [0], 10) == 1.0  # k larger than the store
 
 
 def test_table_is_markdown() -> None:

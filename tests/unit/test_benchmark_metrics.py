@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import pytest
 
 from benchmarks.metrics import (
@@ -12,6 +13,7 @@ from benchmarks.metrics import (
     hit_at_k,
     mean,
     ndcg_at_k,
+    overlap_at_k,
     parse_locomo_evidence,
     percentile,
     recall_all_at_k,
@@ -156,3 +158,11 @@ def test_scoreboard_means_per_group() -> None:
     assert board.means("temporal") == {"recall@5": 1.0, "mrr": 0.5}
     assert board.count("missing") == 0
     assert mean([]) == 0.0
+
+
+def test_overlap_counts_ties_at_the_kth_score_as_found() -> None:
+    matrix = np.array([[1, 0], [0.8, 0.6], [0.8, 0.6], [0, 1]], dtype=np.float32)
+    query = np.array([1, 0], dtype=np.float32).tobytes()
+    assert overlap_at_k(matrix, 4, query, [0, 2], 2) == 1.0  # row 2 ties with row 1
+    assert overlap_at_k(matrix, 4, query, [0, 3], 2) == 0.5
+    assert overlap_at_k(matrix, 1, query, [0], 10) == 1.0  # k larger than the store
