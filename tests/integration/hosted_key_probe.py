@@ -6,10 +6,11 @@ metric point captured, written as JSON to OUT (tests/integration/test_encryption
 FOLDER holds `key` and `other` (key files) and gets the users' store folder. A real hosted
 server (REST, MCP at /mcp and the memory browser at /ui, uvicorn on loopback:
 hosted_support.py) serves users whose files are encrypted with the keys derived for them: every
-REST operation, MCP tools, an export download, refused callers, a user whose file predates the
-key (store_locked until `tinycontext encrypt --hosted-folder` converts it) and the server
-started again with another key (store_locked). `doctor` and `encrypt` run as CLI commands. A
-fresh interpreter, as encryption_key_probe.py says why.
+REST operation, MCP tools, an export download, the management views (the operators' Service
+view among them), refused callers, a user whose file predates the key (store_locked until
+`tinycontext encrypt --hosted-folder` converts it) and the server started again with another
+key (store_locked). `doctor` and `encrypt` run as CLI commands. A fresh interpreter, as
+encryption_key_probe.py says why.
 """
 
 from __future__ import annotations
@@ -69,6 +70,23 @@ async def _mcp(base: str, user: str) -> list[dict[str, Any]]:
     return found
 
 
+async def _views(base: str, user: str) -> list[dict[str, Any]]:
+    """The management views as `user` with the operator's token: their memories and
+    overview, and the operators' Service view (open stores, disk use)."""
+    import httpx2
+    from mcp import Client
+    from mcp.client.streamable_http import streamable_http_client
+
+    found = []
+    headers = proxy_headers(user, Authorization=f"Bearer {OPERATOR_TOKEN}")
+    http = httpx2.AsyncClient(headers=headers, timeout=30)
+    async with http, Client(streamable_http_client(base + "/mcp", http_client=http)) as client:
+        for view in ("memories", "overview", "service"):
+            result = await client.read_resource(f"tinycontext://manage/{view}")
+            found.append({"step": f"view {view}", "body": result.contents[0].text})
+    return found
+
+
 def _refused(server: Any, steps: list[dict[str, Any]]) -> None:
     """Callers the gate refuses: a wrong token, no token, a peer that is not the proxy."""
     for name, peer, headers in (("wrong token", "127.0.0.1", proxy_headers(ALICE, "x" * 40)),
@@ -107,6 +125,7 @@ def main() -> None:
     with hosted_server(folder, key_file=key, ui=True, **management) as server:
         _rest(server, ALICE, steps)
         steps += anyio.run(_mcp, server.base, ALICE)
+        steps += anyio.run(_views, server.base, ALICE)
         _refused(server, steps)
         steps.append(_as(server, CAROL, "carol before encrypt"))
         steps += anyio.run(_mcp, server.base, CAROL)

@@ -100,6 +100,8 @@ def test_hosted_keys_secrets_and_user_ids_are_in_no_log_span_response_or_export(
     for name in ("save", "recall", "list", "get", "update", "delete", "carol after encrypt"):
         assert steps[name]["status"] == 200, steps[name]
     assert steps["export"]["body"].count("\n") >= 2 and "roses" in steps["export"]["body"]
+    assert "roses" in steps["view memories"]["body"]
+    assert '"store_count": 2' in steps["view service"]["body"], steps["view service"]
     assert [steps[n]["status"] for n in ("wrong token", "no token", "untrusted peer")] == [401] * 3
     for name, why in (("carol before encrypt", "not encrypted"),
                       ("alice other key", "does not open it")):
