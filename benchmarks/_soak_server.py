@@ -22,11 +22,11 @@ from typing import Any
 if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from benchmarks.benchmark_soak import (  # noqa: E402
-    _mallinfo,
-    _sqlite_memory,
+from benchmarks._memory_probes import (  # noqa: E402
     adapter,
+    mallinfo,
     mirror_bytes,
+    sqlite_memory,
     status_mb,
 )
 
@@ -42,14 +42,14 @@ def _retrievals(found: list[Any]) -> list[Any]:
 
 
 def sample_forever(path: Path, every: float) -> None:
-    heap, sqlite, found = _mallinfo(), None, []
+    heap, sqlite, found = mallinfo(), None, []
     while True:
         time.sleep(every)
         try:
             row = _sample(heap, found)
             if sqlite is None and any(name in sys.modules for name in (
                     "tinycontext.adapters.sqlite.driver", "tinycontext.adapters.sqlite_driver")):
-                sqlite = _sqlite_memory()
+                sqlite = sqlite_memory()
             if sqlite is not None:
                 row["sqlite_mb"] = sqlite()
         except Exception as exc:  # noqa: BLE001 - said on the server's stderr, sampling goes on
