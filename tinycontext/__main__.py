@@ -1,5 +1,5 @@
 """`python -m tinycontext`: the same as the `tinycontext` command."""
 
-from tinycontext.entry.cli import main
+from tinycontext.entry.cli import console
 
-raise SystemExit(main())
+console()

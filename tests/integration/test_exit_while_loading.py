@@ -1,7 +1,8 @@
 """A server that stops while its embedding model still loads in the background ends cleanly.
 
-Without entry.leaving, finalising the interpreter under a thread that is building an
-onnxruntime session aborts the process ("terminate called without an active exception"):
+Without entry.leaving (the console script and `python -m tinycontext` end through it),
+finalising the interpreter under a thread that is building an onnxruntime session aborts the
+process ("terminate called without an active exception"):
 Ctrl+C a few seconds after `tinycontext` starts on a terminal died that way now and then.
 The child here keeps a warm-up thread building real sessions, so every exit lands mid-load."""
 
@@ -64,3 +65,12 @@ def test_nothing_loading_is_an_ordinary_return() -> None:
     finished.start()
     finished.join()
     assert not model_loading() and end_process(0) == 0  # a finished warm-up holds nothing
+
+
+def test_the_command_ends_through_it() -> None:
+    from importlib.metadata import entry_points
+
+    (script,) = entry_points(group="console_scripts", name="tinycontext")
+    assert script.value == "tinycontext.entry.cli:console"
+    main_module = Path(__file__).parents[2] / "tinycontext" / "__main__.py"
+    assert "console()" in main_module.read_text(encoding="utf-8")

@@ -23,8 +23,6 @@ SERVER_HINT = (
     "tinycontext {what} needs the `server` extra, which is not installed (missing: {missing}).\n"
     "{install}"
 )
-# The commands that serve (and load the embedding model in the background while they do).
-SERVERS = frozenset({"mcp", "serve", "rest", "ui"})
 
 
 def _missing(*modules: str) -> list[str]:
@@ -229,8 +227,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         code = 1
     except KeyboardInterrupt:
         code = 130
-    if command not in SERVERS:
-        return code
+    return code
+
+
+def console() -> None:
+    """The `tinycontext` console script and `python -m tinycontext`: `main`, then the process's
+    end, at once if a server stopped while its model still loads (entry/leaving.py). `main`
+    itself always returns, for callers that run it inside a process of their own."""
     from tinycontext.entry.leaving import end_process
 
-    return end_process(code)  # a server stopped while its model still loads ends here
+    raise SystemExit(end_process(main()))
