@@ -27,6 +27,7 @@ from tinycontext.ports.store import Scope, Scored
 
 from .core import Core
 from .event_pairs import with_event_pair
+from .facets import with_facets
 from .feedback import feedback_pass, inhand_pass
 from .hits import fusion_candidates, positions
 from .rendering import Framing
@@ -160,17 +161,22 @@ def semantic_recall(
             late = maxsim(query_tokens, core.store.token_bits(shortlist),
                           core.embedder.dimensions)
     spreading = core.config.recall_spread_weight
+    facets = scored and core.config.recall_facet_weight > 0
     with core.stage("rank"):
         ranked = rank(candidates, weights, core.config.recall_rrf_cutoff,
-                      limit=max(k, SPREAD_DEPTH) if spreading else k, late=late,
+                      limit=max(k, SPREAD_DEPTH) if spreading or facets else k, late=late,
                       keyword_ideal=ideal, dated=dated, base=base)
         if spreading:
             ranked = spread(
                 ranked, [r.rrf for r in ranked],
                 [moment_of(memories[r.memory_id].session_id, memories[r.memory_id].created_at)
                  for r in ranked],
-                spreading, 60.0 * core.config.recall_spread_minutes, k,
+                spreading, 60.0 * core.config.recall_spread_minutes,
+                len(ranked) if facets else k,
             )
+        if facets:
+            with core.stage("facets"):
+                ranked = with_facets(core, terms, ranked, memories, k)
         # A question about two events in time ("which came first, X or Y"): each event's
         # best memory joins the first slots. Any other question: only this string check.
         pair = event_pair(query) if core.config.recall_event_pairs else None

@@ -85,6 +85,9 @@ class TinyContextConfig(BaseModel):
     recall_moment_weight: float = Field(default=0.0, ge=0.0, le=2.0)
     # How many of each moment's best candidates take its lift (0: all of them).
     recall_moment_lifted: int = Field(default=MOMENT_LIFTED, ge=0, le=1000)
+    # Facet coverage (0 = off): after the first slot, candidates from moments not yet chosen
+    # earn this much times the share of the question's rarity in words no chosen one holds.
+    recall_facet_weight: float = Field(default=0.0, ge=0.0, le=2.0)
     # Pseudo-relevance feedback (0 = off): a second keyword query from the best results' words.
     recall_feedback_weight: float = Field(default=0.0, ge=0.0, le=1.0)
     # Feedback in hand (0 = off): the best candidates re-weighed by the share of the question's
