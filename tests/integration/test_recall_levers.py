@@ -210,6 +210,39 @@ def test_moment_prior_lifts_the_best_sittings_turns_only_when_on(make_real_servi
     assert tops[0.8] == sitting
 
 
+def test_facet_coverage_gives_the_other_part_of_the_question_a_slot_only_when_on(
+    make_real_service: Make,
+) -> None:
+    """A question about two things told on different days, on the real store: one sitting
+    names the vineyards three times, another day the tram. Off, the sitting fills the first
+    three slots; with recall_facet_weight the tram memory takes the second."""
+    sitting = [
+        "Our guide in Porto said the Douro vineyards are terraced by hand.",
+        "The guide said the Douro vineyards harvest their grapes in late September.",
+        "The guide told us the best Douro vineyards sit right above the river.",
+    ]
+    tram = "Tram 28 climbs through Alfama past the cathedral every ten minutes."
+    others = [
+        "The hotel breakfast had fresh pastries every morning.",
+        "We bought a cork notebook at the airport.",
+    ]
+    tops = {}
+    for weight in (0.0, 0.6):
+        clock = FixedClock()
+        service = make_real_service(clock=clock, recall_facet_weight=weight)
+        save_sitting(service, clock, sitting)
+        for text in [tram, *others]:
+            clock.current += timedelta(days=3)
+            service.save([{"content": text}], session_id="s")
+        result = service.recall(
+            "What did the guide say about the Douro vineyards, and which tram goes "
+            "through Alfama?", "s", 10**6, 3
+        ).to_dict()
+        tops[weight] = [m["content"] for m in result["memories"]]
+    assert sorted(tops[0.0]) == sorted(sitting)
+    assert tops[0.6][0] == tops[0.0][0] and tops[0.6][1] == tram
+
+
 STUDIO = "Orla rented a pottery studio in Kilkenny, beside the Marble City bakery."
 BAKERY = "Rent went up for every shop beside the Marble City bakery in Kilkenny."
 STUDIO_NEIGHBOURS = [

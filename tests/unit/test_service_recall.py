@@ -241,3 +241,35 @@ def test_moment_prior_changes_nothing_when_every_memory_shares_one_sitting(make,
             clock.advance(60)
         results.append(svc.recall("hiking alps sam", session_id="one", top_k=4).to_dict())
     assert results[0]["memories"] == results[1]["memories"]
+
+
+def test_facet_coverage_changes_nothing_when_every_memory_shares_one_sitting(make, clock):
+    """recall_facet_weight lifts only memories from moments not yet chosen: a store saved in
+    one sitting ranks and scores exactly as without it."""
+    results = []
+    for weight in (0.0, 0.6):
+        svc = make(recall_facet_weight=weight, save_context_minutes=0)
+        for text in ("hiking trip in the alps with sam", "sam booked the mountain hut",
+                     "the weather in the alps turned", "hiking boots from the shop"):
+            save(svc, text, session_id="one")
+            clock.advance(60)
+        results.append(svc.recall("hiking alps sam hut", session_id="one", top_k=4).to_dict())
+    assert results[0]["memories"] == results[1]["memories"]
+
+
+def test_facet_coverage_gives_another_day_the_question_s_other_word(make, clock):
+    """With the fake embedder the keyword side decides: the hut, named only on another day,
+    takes the second slot from the first day's second alps memory when the lever is on."""
+    tops = {}
+    for weight in (0.0, 2.0):
+        svc = make(recall_facet_weight=weight, save_context_minutes=0)
+        for text in ("alps alps trip with sam", "alps weather with sam"):
+            save(svc, text, session_id="one")
+            clock.advance(60)
+        clock.advance(3 * 86400)
+        save(svc, "the mountain hut", session_id="one")
+        result = svc.recall("alps sam hut", session_id="one", top_k=3).to_dict()
+        tops[weight] = [m["content"] for m in result["memories"]]
+    assert tops[0.0][0] == tops[2.0][0]
+    assert tops[2.0][1] == "the mountain hut"
+    assert tops[0.0][1] != "the mountain hut"
