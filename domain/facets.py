@@ -57,26 +57,27 @@ def cover_facets(
     total = sum(max(w, 0.0) for w in weights)
     if weight <= 0 or total <= 0 or len(scores) <= 1 or limit <= 1:
         return list(range(min(limit, len(scores))))
+    rarity = [max(w, 0.0) for w in weights]
     chosen = [0]
     covered: set[int] = set(matches[0])
+    # Whether each candidate shares a moment with a chosen one (then it earns nothing),
+    # kept up to date as slots are filled rather than asked of every chosen one each time.
+    near = [same_moment(moments[i], moments[0], window_seconds) for i in range(len(scores))]
     remaining = list(range(1, len(scores)))
     while remaining and len(chosen) < limit:
-        best = max(remaining, key=lambda i: (
-            scores[i] + weight * _fresh_share(i, matches, weights, covered, moments, chosen,
-                                              window_seconds) / total, -i))
+        best, best_value = remaining[0], float("-inf")
+        for i in remaining:  # in incoming order: a tie keeps the earlier candidate
+            value = scores[i]
+            if not near[i]:
+                fresh = matches[i] - covered
+                if fresh:
+                    value += weight * sum(rarity[j] for j in fresh) / total
+            if value > best_value:
+                best, best_value = i, value
         remaining.remove(best)
         chosen.append(best)
         covered |= matches[best]
+        for i in remaining:
+            if not near[i] and same_moment(moments[i], moments[best], window_seconds):
+                near[i] = True
     return chosen
-
-
-def _fresh_share(
-    i: int, matches: Sequence[frozenset[int]], weights: Sequence[float], covered: set[int],
-    moments: Sequence[Moment], chosen: Sequence[int], window_seconds: float,
-) -> float:
-    """The summed weight of the groups candidate `i` holds and no chosen one does; 0 when it
-    shares a moment with a chosen one."""
-    fresh = matches[i] - covered
-    if not fresh or any(same_moment(moments[i], moments[c], window_seconds) for c in chosen):
-        return 0.0
-    return sum(max(weights[j], 0.0) for j in fresh)
