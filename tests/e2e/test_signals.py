@@ -77,7 +77,9 @@ def test_ctrl_c_stops_the_stdio_server_on_a_terminal(tmp_path: Path) -> None:
 
     pid, terminal = pty.fork()
     if pid == 0:  # the child: `tinycontext` with the terminal as stdin, stdout and stderr
-        os.execve(tinycontext_command()[0], tinycontext_command(), cli_env(tmp_path))
+        # faulthandler: a hang below is ended with SIGABRT, which then prints every thread.
+        os.execve(tinycontext_command()[0], tinycontext_command(),
+                  cli_env(tmp_path, PYTHONFAULTHANDLER="1"))
     seen = b""
     deadline = time.monotonic() + 60
     while b"Ctrl+C quits" not in seen and time.monotonic() < deadline:
@@ -86,19 +88,31 @@ def test_ctrl_c_stops_the_stdio_server_on_a_terminal(tmp_path: Path) -> None:
     assert b"Ctrl+C quits" in seen, seen
     time.sleep(3.0)  # past the handshake head start: the server is loading or serving
     os.write(terminal, b"\x03")  # Ctrl+C: the terminal sends SIGINT to the foreground
+    after = bytearray()  # what the server printed from Ctrl+C on, for a failure's message
+
+    def read_terminal(seconds: float) -> None:
+        if select.select([terminal], [], [], seconds)[0]:
+            with contextlib.suppress(OSError):  # EIO once the child has gone
+                after.extend(os.read(terminal, 65536))
+
     deadline = time.monotonic() + PROMPT
     status = None
     while time.monotonic() < deadline:
         done, status = os.waitpid(pid, os.WNOHANG)
         if done:
             break
-        if select.select([terminal], [], [], 0.2)[0]:
-            with contextlib.suppress(OSError):  # the terminal's output: drained, unread
-                os.read(terminal, 4096)
+        read_terminal(0.2)
     else:
+        os.kill(pid, signal.SIGABRT)  # the threads' stacks, then the end
+        for _ in range(15):
+            read_terminal(0.2)
         os.kill(pid, signal.SIGKILL)
         os.waitpid(pid, 0)
-        pytest.fail("Ctrl+C did not stop tinycontext on a terminal")
+        os.close(terminal)
+        pytest.fail("Ctrl+C did not stop tinycontext on a terminal:\n"
+                    + after.decode(errors="replace")[-6000:])
+    read_terminal(0.0)
     os.close(terminal)
-    assert status is not None and os.WIFEXITED(status)
-    assert os.WEXITSTATUS(status) in (0, 130)  # stopped (130: during start-up)
+    output = after.decode(errors="replace")[-6000:]
+    assert status is not None and os.WIFEXITED(status), (status, output)
+    assert os.WEXITSTATUS(status) in (0, 130), output  # stopped (130: during start-up)
