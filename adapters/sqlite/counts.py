@@ -34,7 +34,9 @@ FLUSH_SECONDS = 2.0
 Batch = dict[str, tuple[int, str]]  # memory id -> (recalls not yet written, the last one's time)
 
 _live: weakref.WeakSet[RecallCounts] = weakref.WeakSet()
-_exit_hook = threading.Lock()
+# Re-entrant: a store dropped unclosed is closed by its finaliser, which the garbage collector
+# may run inside `_live.add` below, in this same thread.
+_exit_hook = threading.RLock()
 _exit_registered = False
 
 

@@ -188,3 +188,31 @@ def test_a_store_with_the_earlier_page_hmac_is_read_once(
         assert reads == []
     finally:
         store.close()
+
+
+def test_a_finaliser_closing_a_store_inside_another_claim_does_not_hang(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # A store dropped unclosed is closed by its finaliser whenever the garbage collector runs,
+    # which can be in the middle of another connection's claim on a file, in the same thread:
+    # here the first file's release comes while the second file's header is being read.
+    first, second = tmp_path / "first.db", tmp_path / "second.db"
+    held = open_files.hold(first, create=True)
+    read_header = open_files.file_state
+
+    def collected_meanwhile(path: Path) -> cipher.FileState:
+        open_files.release(held)
+        return read_header(path)
+
+    monkeypatch.setattr(open_files, "file_state", collected_meanwhile)
+    claims: list[open_files.Hold] = []
+    worker = threading.Thread(target=lambda: claims.append(open_files.hold(second, create=True)),
+                              daemon=True)
+    worker.start()
+    worker.join(20)
+    assert not worker.is_alive(), "the release waited for a lock its own thread held"
+    monkeypatch.setattr(open_files, "file_state", read_header)
+    one, two = ((s.st_dev, s.st_ino) for s in (first.stat(), second.stat()))
+    assert one not in open_files._files  # released once the claim was done
+    assert open_files._files[two].count == 1
+    open_files.release(claims[0])
+    assert two not in open_files._files
