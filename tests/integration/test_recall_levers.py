@@ -54,6 +54,20 @@ def save_sitting(service: MemoryService, clock: FixedClock, texts: list[str]) ->
         clock.advance(30)
 
 
+def sitting_then_days(make_real_service: Make, lever: dict[str, float], sitting: list[str],
+                      later: list[str], days: int, question: str, top_k: int) -> list[str]:
+    """The top `top_k` contents for `question` after one sitting and then `later`, each saved
+    `days` after the one before, on a real store with the `lever` settings."""
+    clock = FixedClock()
+    service = make_real_service(clock=clock, **lever)
+    save_sitting(service, clock, sitting)
+    for text in later:
+        clock.current += timedelta(days=days)
+        service.save([{"content": text}], session_id="s")
+    result = service.recall(question, "s", 10**6, top_k).to_dict()
+    return [m["content"] for m in result["memories"]]
+
+
 def test_score_fusion_keeps_a_strong_keyword_match_first(make_real_service: Make) -> None:
     plain = {"save_context_minutes": 0, "recall_late_interaction": False}
     question = "Who has the spare keys for the office?"
@@ -165,15 +179,9 @@ def test_spread_gives_a_slot_to_another_day_only_when_on(make_real_service: Make
         "August family reunion: the lake cabin is booked.",
     ]
     later = "For the reunion, grandma asked that we bring the old photo albums."
-    tops = {}
-    for weight in (0.0, 1.0):
-        clock = FixedClock()
-        service = make_real_service(clock=clock, recall_spread_weight=weight)
-        save_sitting(service, clock, sitting)
-        clock.current += timedelta(days=3)
-        service.save([{"content": later}], session_id="s")
-        result = service.recall("family reunion lake cabin", "s", 10**6, 2).to_dict()
-        tops[weight] = [m["content"] for m in result["memories"]]
+    tops = {weight: sitting_then_days(make_real_service, {"recall_spread_weight": weight},
+                                      sitting, [later], 3, "family reunion lake cabin", 2)
+            for weight in (0.0, 1.0)}
     assert tops[0.0][0] in sitting and tops[0.0][1] in sitting
     assert tops[1.0][0] == tops[0.0][0] and tops[1.0][1] == later
 
@@ -194,18 +202,10 @@ def test_moment_prior_lifts_the_best_sittings_turns_only_when_on(make_real_servi
         "Saturday's football match was cancelled because of the rain.",
         "I bought a new rug for the hallway.",
     ]
-    tops = {}
-    for weight in (0.0, 0.8):
-        clock = FixedClock()
-        service = make_real_service(clock=clock, recall_moment_weight=weight)
-        save_sitting(service, clock, sitting)
-        for text in later:
-            clock.current += timedelta(days=2)
-            service.save([{"content": text}], session_id="s")
-        result = service.recall(
-            "Where did the rescue greyhound sleep on her first evening?", "s", 10**6, 3
-        ).to_dict()
-        tops[weight] = [m["content"] for m in result["memories"]]
+    question = "Where did the rescue greyhound sleep on her first evening?"
+    tops = {weight: sitting_then_days(make_real_service, {"recall_moment_weight": weight},
+                                      sitting, later, 2, question, 3)
+            for weight in (0.0, 0.8)}
     assert tops[0.0][:2] == sitting[:2] and tops[0.0][2] in later
     assert tops[0.8] == sitting
 
@@ -226,19 +226,11 @@ def test_facet_coverage_gives_the_other_part_of_the_question_a_slot_only_when_on
         "The hotel breakfast had fresh pastries every morning.",
         "We bought a cork notebook at the airport.",
     ]
-    tops = {}
-    for weight in (0.0, 0.6):
-        clock = FixedClock()
-        service = make_real_service(clock=clock, recall_facet_weight=weight)
-        save_sitting(service, clock, sitting)
-        for text in [tram, *others]:
-            clock.current += timedelta(days=3)
-            service.save([{"content": text}], session_id="s")
-        result = service.recall(
-            "What did the guide say about the Douro vineyards, and which tram goes "
-            "through Alfama?", "s", 10**6, 3
-        ).to_dict()
-        tops[weight] = [m["content"] for m in result["memories"]]
+    question = ("What did the guide say about the Douro vineyards, and which tram goes "
+                "through Alfama?")
+    tops = {weight: sitting_then_days(make_real_service, {"recall_facet_weight": weight},
+                                      sitting, [tram, *others], 3, question, 3)
+            for weight in (0.0, 0.6)}
     assert sorted(tops[0.0]) == sorted(sitting)
     assert tops[0.6][0] == tops[0.0][0] and tops[0.6][1] == tram
 

@@ -229,31 +229,25 @@ def test_spread_gives_a_later_slot_to_another_moment_only_when_turned_on(make, c
             assert top[1].startswith("hiking trip in the alps, day")
 
 
-def test_moment_prior_changes_nothing_when_every_memory_shares_one_sitting(make, clock):
-    """recall_moment_weight compares moments: a store saved in one sitting ranks and scores
-    exactly as without it."""
+@pytest.mark.parametrize(("setting", "weight", "texts", "question"), [
+    ("recall_moment_weight", 0.8, ("hiking trip in the alps with sam", "hiking boots for the alps",
+                                   "sam booked the mountain hut", "the weather in the alps turned"),
+     "hiking alps sam"),
+    ("recall_facet_weight", 0.6, ("hiking trip in the alps with sam", "sam booked the mountain hut",
+                                  "the weather in the alps turned", "hiking boots from the shop"),
+     "hiking alps sam hut"),
+], ids=["moment-prior", "facet-coverage"])
+def test_sitting_levers_change_nothing_when_every_memory_shares_one_sitting(
+        make, clock, setting, weight, texts, question):
+    """recall_moment_weight compares moments, and recall_facet_weight lifts only memories from
+    moments not yet chosen: a store saved in one sitting ranks and scores exactly as without."""
     results = []
-    for weight in (0.0, 0.8):
-        svc = make(recall_moment_weight=weight, save_context_minutes=0)
-        for text in ("hiking trip in the alps with sam", "hiking boots for the alps",
-                     "sam booked the mountain hut", "the weather in the alps turned"):
+    for value in (0.0, weight):
+        svc = make(**{setting: value}, save_context_minutes=0)
+        for text in texts:
             save(svc, text, session_id="one")
             clock.advance(60)
-        results.append(svc.recall("hiking alps sam", session_id="one", top_k=4).to_dict())
-    assert results[0]["memories"] == results[1]["memories"]
-
-
-def test_facet_coverage_changes_nothing_when_every_memory_shares_one_sitting(make, clock):
-    """recall_facet_weight lifts only memories from moments not yet chosen: a store saved in
-    one sitting ranks and scores exactly as without it."""
-    results = []
-    for weight in (0.0, 0.6):
-        svc = make(recall_facet_weight=weight, save_context_minutes=0)
-        for text in ("hiking trip in the alps with sam", "sam booked the mountain hut",
-                     "the weather in the alps turned", "hiking boots from the shop"):
-            save(svc, text, session_id="one")
-            clock.advance(60)
-        results.append(svc.recall("hiking alps sam hut", session_id="one", top_k=4).to_dict())
+        results.append(svc.recall(question, session_id="one", top_k=4).to_dict())
     assert results[0]["memories"] == results[1]["memories"]
 
 
