@@ -234,6 +234,9 @@ def console() -> None:
     """The `tinycontext` console script and `python -m tinycontext`: `main`, then the process's
     end, at once if a server stopped while its model still loads (entry/leaving.py). `main`
     itself always returns, for callers that run it inside a process of their own."""
+    code = main()
+    # Imported only now: it loads the service module, which the stdio server must not load
+    # before it has answered the handshake.
     from tinycontext.entry.leaving import end_process
 
-    raise SystemExit(end_process(main()))
+    raise SystemExit(end_process(code))
